@@ -1,0 +1,16 @@
+# Shortcuts for the two Quick start commands (scripts/dev.py does the work).
+.PHONY: run test lint bench
+
+run:
+	python3 scripts/dev.py run
+
+test:
+	python3 scripts/dev.py test
+
+lint: 
+	python3 scripts/dev.py setup
+	.venv/bin/ruff check . && .venv/bin/ruff format --check .
+
+bench:
+	python3 scripts/dev.py setup
+	.venv/bin/python bench/recall_bench.py

@@ -1,0 +1,42 @@
+"""The 1 MB request body limit, answered with the reference's 413 envelope."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from api.errors import envelope
+
+_HINT = (
+    "Split large exports/imports into smaller batches, or stream them via the CLI "
+    "(`memesh export` / `memesh import`) which reads/writes files directly and is not "
+    "subject to the per-request 1MB cap."
+)
+
+
+class BodySizeLimitMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        # Django reads a body only up to CONTENT_LENGTH, so checking the header bounds it.
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return JsonResponse(
+                envelope("validation.bad-body", "Content-Length is not a number"), status=400
+            )
+        if length > settings.MEMESH_MAX_BODY_BYTES:
+            return JsonResponse(
+                envelope(
+                    "payload.too-large",
+                    "Request body exceeds the 1MB limit",
+                    code="PAYLOAD_TOO_LARGE",
+                    limit="1mb",
+                    hint=_HINT,
+                ),
+                status=413,
+            )
+        return self.get_response(request)

@@ -1,0 +1,49 @@
+"""Keyword and vector indexes as virtual tables (see graph/managers.py for how they are used).
+
+Contentless FTS5 tables (`content=''`) store only the index, not a second copy of the text;
+`contentless_delete=1` (SQLite ≥ 3.43) lets a row be deleted by rowid. The `ascii` tokenizer
+splits only on ASCII separators: memesh has already tokenized the text (graph/text.py).
+
+The vec0 table needs the sqlite-vec extension. Where it cannot load, the migration skips it and
+memesh runs keyword-only (the system check says so); `memesh reindex` creates it later.
+"""
+
+from django.db import migrations
+
+FTS_COLUMNS = "name, title, body, tags"
+FTS_OPTIONS = "content='', contentless_delete=1, tokenize='ascii'"
+
+CREATE = [
+    f"CREATE VIRTUAL TABLE graph_entity_fts USING fts5({FTS_COLUMNS}, {FTS_OPTIONS})",
+    f"CREATE VIRTUAL TABLE graph_entity_fts_archived USING fts5({FTS_COLUMNS}, {FTS_OPTIONS})",
+    "CREATE VIRTUAL TABLE graph_entity_fts_vocab USING fts5vocab(graph_entity_fts, 'row')",
+]
+DROP = [
+    "DROP TABLE graph_entity_fts_vocab",
+    "DROP TABLE graph_entity_fts_archived",
+    "DROP TABLE graph_entity_fts",
+]
+
+VEC_CREATE = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS graph_entity_vec "
+    "USING vec0(embedding float[384] distance_metric=cosine)"
+)
+
+
+def create_vector_table(apps, schema_editor):
+    if getattr(schema_editor.connection, "vec_error", "not loaded") is None:
+        schema_editor.execute(VEC_CREATE)
+
+
+def drop_vector_table(apps, schema_editor):
+    if getattr(schema_editor.connection, "vec_error", "not loaded") is None:
+        schema_editor.execute("DROP TABLE IF EXISTS graph_entity_vec")
+
+
+class Migration(migrations.Migration):
+    dependencies = [("graph", "0001_initial")]
+
+    operations = [
+        migrations.RunSQL(CREATE, DROP),
+        migrations.RunPython(create_vector_table, drop_vector_table),
+    ]

@@ -1,0 +1,119 @@
+"""The memory graph: entities with observations, tags and relations.
+
+The keyword (FTS5) and vector (vec0) indexes are virtual tables created by migration 0002 and
+maintained by `Entity.objects.index_sync` inside the same transaction as every write.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from graph.managers import EntityManager
+
+DEFAULT_CONFIDENCE = 0.8
+
+
+class Namespace(models.TextChoices):
+    PERSONAL = "personal"
+    TEAM = "team"
+    GLOBAL = "global"
+
+
+class Status(models.TextChoices):
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+
+
+class Entity(models.Model):
+    name = models.CharField(max_length=255, unique=True)
+    type = models.CharField(max_length=100)
+    # NULL means "no title given", which recall reports as null.
+    title = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
+    namespace = models.CharField(
+        max_length=16, choices=Namespace.choices, default=Namespace.PERSONAL
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    # A new memory starts below certainty; each genuinely new observation added to it later
+    # raises confidence by 0.05, up to 1.0.
+    confidence = models.FloatField(default=DEFAULT_CONFIDENCE)
+    access_count = models.PositiveIntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    recall_hits = models.PositiveIntegerField(default=0)
+    recall_misses = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Time of the last write (not of the last read): recency and the recent listing use it.
+    updated_at = models.DateTimeField(default=timezone.now)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    objects = EntityManager()
+
+    class Meta:
+        verbose_name_plural = "entities"
+        indexes = [
+            models.Index(fields=["status", "updated_at"], name="entity_status_updated"),
+            models.Index(fields=["namespace"], name="entity_namespace"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Observation(models.Model):
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="observations")
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class Tag(models.Model):
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="tags")
+    name = models.CharField(max_length=255)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["entity", "name"], name="tag_unique_per_entity")
+        ]
+        indexes = [models.Index(fields=["name"], name="tag_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Relation(models.Model):
+    from_entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="relations_out")
+    to_entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="relations_in")
+    type = models.CharField(max_length=100)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["from_entity", "to_entity", "type"], name="relation_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.from_entity_id} -{self.type}-> {self.to_entity_id}"
+
+
+class MetaEntry(models.Model):
+    """Key-value facts about the graph itself (index generation, embedding provider, ...)."""
+
+    key = models.CharField(max_length=100, primary_key=True)
+    value = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "meta entries"
+
+    def __str__(self) -> str:
+        return self.key

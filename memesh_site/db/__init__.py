@@ -1,0 +1,1 @@
+"""SQLite database backend with sqlite-vec loaded on every connection (DESIGN §4)."""

@@ -1,0 +1,125 @@
+"""Django's sqlite3 backend on pysqlite3/sqlean, with sqlite-vec and memesh's PRAGMAs.
+
+Why a subclass rather than swapping `sys.modules["sqlite3"]`: it is explicit, touches nothing
+outside the database layer, and does not depend on import order.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from itertools import tee
+from pathlib import Path
+from typing import Any
+
+from django.db.backends.sqlite3 import base as sqlite_base
+from django.db.backends.sqlite3._functions import register as register_functions
+
+from memesh_site import paths
+from memesh_site.db.driver import Database
+
+logger = logging.getLogger(__name__)
+
+# Django registers these on the stdlib sqlite3 module at import; the driver has its own registry.
+Database.register_converter("bool", b"1".__eq__)
+Database.register_converter("date", sqlite_base.decoder(sqlite_base.parse_date))
+Database.register_converter("time", sqlite_base.decoder(sqlite_base.parse_time))
+Database.register_converter("datetime", sqlite_base.decoder(sqlite_base.parse_datetime))
+Database.register_converter("timestamp", sqlite_base.decoder(sqlite_base.parse_datetime))
+Database.register_adapter(decimal.Decimal, str)
+Database.register_adapter(datetime.date, sqlite_base.adapt_date)
+Database.register_adapter(datetime.datetime, sqlite_base.adapt_datetime)
+
+# busy_timeout is also set through connect(timeout=...) from OPTIONS; the PRAGMA makes it hold
+# for connections opened without OPTIONS too. 30 s: a long reindex batch must not fail writers.
+PRAGMAS = (
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA foreign_keys = ON",
+    "PRAGMA legacy_alter_table = OFF",
+)
+MIN_BUSY_TIMEOUT_MS = 30_000
+
+
+class SQLiteCursorWrapper(Database.Cursor):
+    """Django's %s → ? conversion on the driver's own Cursor class.
+
+    cursor(factory=...) rejects a subclass of the stdlib Cursor, and Django's wrapper uses
+    zero-argument super(), so its methods cannot simply be borrowed.
+    """
+
+    convert_query = sqlite_base.SQLiteCursorWrapper.convert_query
+
+    def execute(self, query: str, params: Any = None) -> Any:
+        if params is None:
+            return super().execute(query)
+        param_names = list(params) if isinstance(params, Mapping) else None
+        return super().execute(self.convert_query(query, param_names=param_names), params)
+
+    def executemany(self, query: str, param_list: Iterable[Any]) -> Any:
+        peekable, param_list = tee(iter(param_list))
+        params = next(peekable, None)
+        param_names = list(params) if params and isinstance(params, Mapping) else None
+        return super().executemany(self.convert_query(query, param_names=param_names), param_list)
+
+
+def load_sqlite_vec(conn: Any) -> str | None:
+    """Load sqlite-vec into `conn`; return the error text when it cannot load.
+
+    MEMESH_SQLITE_VEC_PATH points at another build of the extension (platforms the wheel
+    does not cover).
+    """
+    try:
+        conn.enable_load_extension(True)
+        try:
+            override = os.environ.get("MEMESH_SQLITE_VEC_PATH", "").strip()
+            if override:
+                conn.load_extension(override)
+            else:
+                import sqlite_vec
+
+                sqlite_vec.load(conn)
+        finally:
+            conn.enable_load_extension(False)
+    except Exception as exc:  # any failure means keyword-only, never a dead server
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+class DatabaseWrapper(sqlite_base.DatabaseWrapper):
+    Database = Database  # also drives Django's exception mapping (IntegrityError, ...)
+
+    vec_error: str | None = None
+
+    @property
+    def vec_available(self) -> bool:
+        self.ensure_connection()
+        return self.vec_error is None
+
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        # Not super(): Django's version calls the stdlib sqlite3.connect.
+        if not self.is_in_memory_db():
+            paths.ensure_private_file(Path(conn_params["database"]))
+        conn = Database.connect(**conn_params)
+        register_functions(conn)
+        self.vec_error = load_sqlite_vec(conn)
+        if self.vec_error:
+            logger.warning(
+                "sqlite-vec could not load; recall runs keyword-only: %s", self.vec_error
+            )
+        timeout_ms = max(int(conn_params.get("timeout", 0) * 1000), MIN_BUSY_TIMEOUT_MS)
+        conn.execute(f"PRAGMA busy_timeout = {timeout_ms}")
+        for pragma in PRAGMAS:
+            if "journal_mode" in pragma and self.is_in_memory_db():
+                continue
+            conn.execute(pragma)
+        for init_command in self.init_commands:  # keeps OPTIONS["init_command"] working
+            if init_command := init_command.strip():
+                conn.execute(init_command)
+        return conn
+
+    def create_cursor(self, name: str | None = None) -> Any:
+        return self.connection.cursor(factory=SQLiteCursorWrapper)

@@ -1,0 +1,55 @@
+"""Where memesh keeps its data: MEMESH_HOME (default ~/.memesh, mode 0700).
+
+The database file is MEMESH_HOME/knowledge-graph.db unless MEMESH_DB_PATH names another.
+Files holding memory or secrets are created 0600 before anything writes to them, so
+there is no window in which another local user could read them.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+DB_FILENAME = "knowledge-graph.db"
+SECRET_KEY_FILENAME = "secret-key"
+
+
+def memesh_home() -> Path:
+    raw = os.environ.get("MEMESH_HOME", "").strip()
+    return Path(raw).expanduser() if raw else Path.home() / ".memesh"
+
+
+def db_path() -> Path:
+    raw = os.environ.get("MEMESH_DB_PATH", "").strip()
+    return Path(raw).expanduser() if raw else memesh_home() / DB_FILENAME
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create `path` (and parents) with mode 0700 if missing."""
+    if not path.exists():
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(path, 0o700)  # mkdir's mode is filtered through the umask
+
+
+def ensure_private_file(path: Path) -> None:
+    """Create `path` empty with mode 0600 if missing (SQLite then keeps that mode)."""
+    ensure_private_dir(path.parent)
+    if not path.exists():
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+        os.chmod(path, 0o600)
+
+
+def secret_key() -> str:
+    """Django's signing key: MEMESH_SECRET_KEY, else one generated once into MEMESH_HOME."""
+    explicit = os.environ.get("MEMESH_SECRET_KEY", "").strip()
+    if explicit:
+        return explicit
+    path = memesh_home() / SECRET_KEY_FILENAME
+    if path.exists():
+        return path.read_text().strip()
+    ensure_private_file(path)
+    key = secrets.token_urlsafe(50)
+    path.write_text(key)
+    return key

@@ -1,0 +1,95 @@
+"""memesh settings: one module, driven by MEMESH_* environment variables (docs/configuration.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memesh_site import paths
+from memesh_site.env import envbool, envint, envstr
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VERSION = "0.1.0"
+
+DEBUG = envbool("MEMESH_DEBUG", False)
+SECRET_KEY = paths.secret_key()
+
+# Host-header checking keeps a loopback server safe from DNS rebinding: a web page cannot
+# point its own host name at 127.0.0.1 and read memories through the browser.
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"] + [
+    h.strip() for h in envstr("MEMESH_ALLOWED_HOSTS", "").split(",") if h.strip()
+]
+
+INSTALLED_APPS = [
+    "django.contrib.contenttypes",
+    "django.contrib.auth",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "graph.apps.GraphConfig",
+    "proposals.apps.ProposalsConfig",
+    "api.apps.ApiConfig",
+]
+
+MIDDLEWARE = [
+    "api.middleware.BodySizeLimitMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.common.CommonMiddleware",
+]
+
+ROOT_URLCONF = "memesh_site.urls"
+WSGI_APPLICATION = "memesh_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {"context_processors": ["django.template.context_processors.request"]},
+    }
+]
+
+DATABASES = {
+    "default": {
+        # pysqlite3 (or sqlean) with sqlite-vec loaded on every connection: memesh_site/db.
+        "ENGINE": "memesh_site.db",
+        "NAME": str(paths.db_path()),
+        "OPTIONS": {
+            # Writers take the lock at BEGIN; a DEFERRED read-then-write transaction cannot
+            # wait for the lock and fails with "database is locked" (DESIGN §10).
+            "transaction_mode": "IMMEDIATE",
+            "timeout": envint("MEMESH_BUSY_TIMEOUT_SECONDS", 30),
+        },
+        "TEST": {"NAME": None},
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# The body limit is enforced by api.middleware with the reference's 413 envelope; Django's own
+# limit is lifted so it never answers first with an HTML 400.
+MEMESH_MAX_BODY_BYTES = 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = None
+
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.AnyContentJSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "api.errors.drf_exception_handler",
+}
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    # stderr only: stdout carries the MCP protocol in `memesh mcp`.
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr"}},
+    "root": {"handlers": ["stderr"], "level": envstr("MEMESH_LOG_LEVEL", "WARNING")},
+    # A foreign Host header already gets a 400 envelope; a traceback per probe is noise.
+    "loggers": {"django.security.DisallowedHost": {"handlers": [], "propagate": False}},
+}

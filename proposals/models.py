@@ -1,0 +1,1 @@
+"""Dream proposals (digests, patterns, relation verdicts) and their review lifecycle."""

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Set up memesh in ./.venv and run it or its tests: the two Quick start commands.
+
+    python3 scripts/dev.py run [serve options]    # set up, migrate, serve on 127.0.0.1:3737
+    python3 scripts/dev.py test [pytest options]  # set up with test tools, run the suite
+
+Setup is skipped when the requirement files have not changed since the last one. Standard
+library only: this runs before anything is installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = Path(os.environ.get("MEMESH_VENV", ROOT / ".venv"))
+BIN = VENV / "bin"
+
+
+def _say(message: str) -> None:
+    print(f"[memesh] {message}", file=sys.stderr, flush=True)
+
+
+def _run(cmd: list[str]) -> None:
+    result = subprocess.run(cmd, cwd=ROOT)
+    if result.returncode != 0:
+        sys.exit(f"[memesh] failed ({result.returncode}): {' '.join(cmd)}")
+
+
+def _create_venv() -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"[memesh] Python 3.11 or newer is required (this is {sys.version.split()[0]})")
+    try:
+        import ensurepip  # noqa: F401
+    except ImportError:
+        # Debian splits venv's pip bootstrap into the python3-venv package.
+        if os.geteuid() == 0:
+            _say("installing python3-venv (Debian)")
+            _run(["apt-get", "update", "-q"])
+            _run(["apt-get", "install", "-y", "-q", "python3-venv"])
+        else:
+            sys.exit("[memesh] Python's venv module lacks pip: sudo apt-get install python3-venv")
+    _say(f"creating virtualenv {VENV}")
+    _run([sys.executable, "-m", "venv", str(VENV)])
+
+
+def setup(with_dev: bool) -> None:
+    files = ["requirements.txt", "pyproject.toml"] + (["requirements-dev.txt"] if with_dev else [])
+    digest = hashlib.sha256(b"".join((ROOT / f).read_bytes() for f in files)).hexdigest()
+    stamp = VENV / f".memesh-setup-{'dev' if with_dev else 'run'}"
+    if not (BIN / "python").exists():
+        _create_venv()
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    _say("installing dependencies")
+    pip = [str(BIN / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    reqs = ["-r", "requirements.txt"] + (["-r", "requirements-dev.txt"] if with_dev else [])
+    _run([*pip, *reqs])
+    _run([*pip, "--no-deps", "-e", "."])
+    stamp.write_text(digest)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in {"run", "test", "setup"}:
+        print(__doc__, file=sys.stderr)
+        return 2
+    command, rest = argv[0], argv[1:]
+    setup(with_dev=command in {"test", "setup"})
+    if command == "setup":
+        return 0
+    if command == "run":
+        os.execv(BIN / "memesh", [str(BIN / "memesh"), "serve", *rest])
+    code = subprocess.run([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT).returncode
+    if code == 5:
+        _say("pytest collected no tests: failing on purpose")
+        return 1
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

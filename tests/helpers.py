@@ -1,0 +1,30 @@
+"""Shared helpers: create data through the operations, so indexes stay consistent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph.operations import OPERATIONS, CallContext
+
+CTX = CallContext(source_host="test")
+
+
+def remember(name: str, *observations: str, type: str = "note", **fields: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = {"name": name, "type": type, "observations": list(observations)}
+    payload.update(fields)
+    return OPERATIONS["remember"].run(payload, CTX)
+
+
+def recall(query: str | None = None, **fields: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = dict(fields)
+    if query is not None:
+        payload["query"] = query
+    return OPERATIONS["recall"].run(payload, CTX)
+
+
+def names(result: dict[str, Any]) -> list[str]:
+    return [e["name"] for e in result["entities"]]
+
+
+def forget(name: str, **fields: Any) -> dict[str, Any]:
+    return OPERATIONS["forget"].run({"name": name, **fields}, CTX)
