@@ -22,6 +22,18 @@ class BodySizeLimitMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         # Django reads a body only up to CONTENT_LENGTH, so checking the header bounds it.
+        if not request.META.get("CONTENT_LENGTH") and request.headers.get("Transfer-Encoding"):
+            # A chunked body has no length to check, and DRF reads a request without one as
+            # empty: a recall would silently list recent memories instead of searching, and
+            # any size would pass. Refuse it rather than misread it.
+            return JsonResponse(
+                envelope(
+                    "request.length-required",
+                    "Send the request body with a Content-Length header "
+                    "(chunked transfer encoding is not supported)",
+                ),
+                status=411,
+            )
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:

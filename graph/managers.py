@@ -1,13 +1,15 @@
 """Raw SQL for the keyword (FTS5) and vector (vec0) indexes.
 
-Two contentless FTS5 tables share one shape (name, title, body, tags), keyed by entity id:
+Two FTS5 tables share one shape (name, title, body, tags), keyed by entity id:
 `graph_entity_fts` holds active entities, `graph_entity_fts_archived` archived ones. Keeping
 archived rows out of the live table means ordinary recall can never surface them, and the
 fts5vocab table over the live index gives the per-term document counts that the
 document-frequency guard needs, counted over active rows only, in one index lookup per term.
 
 Every column holds `graph.text.index_text(...)` output: memesh tokenizes in Python and FTS5's
-`ascii` tokenizer only splits on the spaces between those tokens.
+`ascii` tokenizer only splits on the spaces between those tokens. The tables store that text
+(they are not contentless): only then does deleting a row also take it out of the bm25
+statistics, which keeps the index equal to a rebuild (migration 0002 says more).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 LIVE_FTS = "graph_entity_fts"
 ARCHIVED_FTS = "graph_entity_fts_archived"
 VOCAB = "graph_entity_fts_vocab"
+ARCHIVED_VOCAB = "graph_entity_fts_archived_vocab"
 VEC = "graph_entity_vec"
 
 # Column weights for bm25(): name, title, body (observations), tags.
@@ -47,11 +50,10 @@ _SQL_FTS_DELETE = "DELETE FROM {table} WHERE rowid IN ({ids})"
 # Params: id, name, title, body, tags (all index_text output).
 _SQL_FTS_INSERT = "INSERT INTO {table} (rowid, name, title, body, tags) VALUES (%s, %s, %s, %s, %s)"
 
-# Params: one term. Result: number of live rows containing it.
-_SQL_TERM_DOC_FREQ = f"SELECT doc FROM {VOCAB} WHERE term = %s"
-# Result: number of rows in the live index (= active entities). docsize has one row per
-# document and is far smaller than the entity table.
-_SQL_LIVE_ROW_COUNT = f"SELECT count(*) FROM {LIVE_FTS}_docsize"
+# Params: one term. Result: number of rows of that index containing it.
+_SQL_TERM_DOC_FREQ = "SELECT doc FROM {vocab} WHERE term = %s"
+# Result: number of rows in that index. docsize has one small row per document.
+_SQL_ROW_COUNT = "SELECT count(*) FROM {table}_docsize"
 
 # Params: MATCH expression, [namespace], [tag], limit. Result: id, bm25 (negative, lower better).
 # Ties break on the higher id, i.e. newest first.
@@ -136,21 +138,23 @@ class EntityManager(models.Manager["Entity"]):
 
     # --- keyword search ------------------------------------------------------------------
 
-    def live_row_count(self) -> int:
+    def indexed_row_count(self, *, archived: bool = False) -> int:
+        """Rows in the live index (active entities) or the archived one."""
         with connection.cursor() as cur:
-            cur.execute(_SQL_LIVE_ROW_COUNT)
+            cur.execute(_SQL_ROW_COUNT.format(table=ARCHIVED_FTS if archived else LIVE_FTS))
             return int(cur.fetchone()[0])
 
-    def term_doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
-        """Number of active entities containing each term (fts5vocab, one lookup per term).
+    def term_doc_freqs(self, terms: Sequence[str], *, archived: bool = False) -> dict[str, int]:
+        """Number of entities in the live (or archived) index containing each term.
 
         One equality lookup per term on purpose: fts5vocab only uses its index for
         `term = ?`; an IN list would scan the whole vocabulary.
         """
+        sql = _SQL_TERM_DOC_FREQ.format(vocab=ARCHIVED_VOCAB if archived else VOCAB)
         freqs: dict[str, int] = {}
         with connection.cursor() as cur:
             for term in terms:
-                cur.execute(_SQL_TERM_DOC_FREQ, [term])
+                cur.execute(sql, [term])
                 row = cur.fetchone()
                 freqs[term] = int(row[0]) if row else 0
         return freqs

@@ -69,9 +69,15 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
     terms = text.query_terms(data.query)
     if not terms:
         return retrieval_empty
-    selected = text.select_terms(
-        terms, Entity.objects.term_doc_freqs(terms), Entity.objects.live_row_count()
-    )
+    doc_freqs = Entity.objects.term_doc_freqs(terms)
+    total_rows = Entity.objects.indexed_row_count()
+    if data.include_archived:
+        # Archived rows are searched too: a term only they contain must not be dropped as
+        # matching nothing, and the common-term guard counts over every row searched.
+        archived = Entity.objects.term_doc_freqs(terms, archived=True)
+        doc_freqs = {term: doc_freqs[term] + archived[term] for term in terms}
+        total_rows += Entity.objects.indexed_row_count(archived=True)
+    selected = text.select_terms(terms, doc_freqs, total_rows)
     if not selected:
         return retrieval_empty
 

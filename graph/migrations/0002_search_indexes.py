@@ -1,8 +1,12 @@
 """Keyword and vector indexes as virtual tables (see graph/managers.py for how they are used).
 
-Contentless FTS5 tables (`content=''`) store only the index, not a second copy of the text;
-`contentless_delete=1` (SQLite ≥ 3.43) lets a row be deleted by rowid. The `ascii` tokenizer
-splits only on ASCII separators: memesh has already tokenized the text (graph/text.py).
+The FTS5 tables store their (already tokenized) text rather than being contentless: a
+`contentless_delete=1` table deletes a row without knowing its tokens and never takes it out
+of the bm25 statistics (row total, per-column token totals), so with memesh rewriting a row on
+every write, IDF and average lengths would drift with edit history and rankings would differ
+from a rebuilt index. The `ascii` tokenizer splits only on ASCII separators: memesh has
+already tokenized the text (graph/text.py). Each table has an fts5vocab companion giving
+per-term document counts for the query guard.
 
 The vec0 table needs the sqlite-vec extension. Where it cannot load, the migration skips it and
 memesh runs keyword-only (the system check says so); `memesh reindex` creates it later.
@@ -11,14 +15,17 @@ memesh runs keyword-only (the system check says so); `memesh reindex` creates it
 from django.db import migrations
 
 FTS_COLUMNS = "name, title, body, tags"
-FTS_OPTIONS = "content='', contentless_delete=1, tokenize='ascii'"
+FTS_OPTIONS = "tokenize='ascii'"
 
 CREATE = [
     f"CREATE VIRTUAL TABLE graph_entity_fts USING fts5({FTS_COLUMNS}, {FTS_OPTIONS})",
     f"CREATE VIRTUAL TABLE graph_entity_fts_archived USING fts5({FTS_COLUMNS}, {FTS_OPTIONS})",
     "CREATE VIRTUAL TABLE graph_entity_fts_vocab USING fts5vocab(graph_entity_fts, 'row')",
+    "CREATE VIRTUAL TABLE graph_entity_fts_archived_vocab "
+    "USING fts5vocab(graph_entity_fts_archived, 'row')",
 ]
 DROP = [
+    "DROP TABLE graph_entity_fts_archived_vocab",
     "DROP TABLE graph_entity_fts_vocab",
     "DROP TABLE graph_entity_fts_archived",
     "DROP TABLE graph_entity_fts",

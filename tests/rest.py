@@ -1,0 +1,43 @@
+"""Helpers for REST transport tests: JSON posts and envelope assertions."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db import connection
+
+from graph.models import Observation
+
+ONE_MB = 1024 * 1024
+
+
+def post_json(client: Any, route: str, payload: object, **extra: Any) -> Any:
+    return client.post(
+        f"/v1/{route}", data=json.dumps(payload), content_type="application/json", **extra
+    )
+
+
+def assert_json(response: Any) -> dict[str, Any]:
+    assert response["Content-Type"].startswith("application/json")
+    return json.loads(response.content)
+
+
+def assert_error(response: Any, status: int, error_code: str) -> dict[str, Any]:
+    assert response.status_code == status, response.content
+    body = assert_json(response)
+    assert body["success"] is False
+    assert body["errorCode"] == error_code
+    assert isinstance(body["error"], str)
+    assert body["error"]
+    return body
+
+
+def fts_count(table: str, token: str) -> int:
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH %s", [f'"{token}"'])
+        return cur.fetchone()[0]
+
+
+def stored_observations(name: str) -> list[str]:
+    return list(Observation.objects.filter(entity__name=name).values_list("text", flat=True))

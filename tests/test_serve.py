@@ -1,0 +1,245 @@
+"""End to end: `memesh serve` as a real process, spoken to over real HTTP on loopback.
+
+The server runs with MEMESH_HOME pointing at a directory that does not exist yet, so these
+tests also see memesh create its data directory (0700) and database file (0600).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+STARTUP_DEADLINE = 60  # a server that never answers must fail the test, not hang it
+EXIT_DEADLINE = 60
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def serve_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMESH_")}
+    env.update(MEMESH_HOME=str(home), DJANGO_SETTINGS_MODULE="memesh_site.settings")
+    return env
+
+
+def memesh(*args: str) -> list[str]:
+    return [sys.executable, "-m", "memesh_site.cli", *args]
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@dataclass
+class Server:
+    base: str
+    home: Path
+    log: Path
+
+    def post(self, route: str, payload: object) -> httpx.Response:
+        return httpx.post(f"{self.base}/v1/{route}", json=payload, timeout=30)
+
+
+def wait_until_healthy(proc: subprocess.Popen[bytes], base: str, log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_DEADLINE
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"memesh serve exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"memesh serve did not answer /v1/health:\n{log.read_text()}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    home = tmp_path_factory.mktemp("serve") / "not-yet" / "memesh-home"
+    log = home.parent.parent / "serve.log"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            memesh("serve", "--port", str(port)),
+            cwd=ROOT,
+            env=serve_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until_healthy(proc, base, log)
+        yield Server(base=base, home=home, log=log)
+    finally:
+        stop(proc)
+
+
+def test_the_server_answers_health_on_loopback(server):
+    response = httpx.get(f"{server.base}/v1/health", timeout=30)
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["success"] is True
+    assert body["data"]["status"] == "ok"
+
+
+def test_remember_then_recall_over_real_http(server):
+    remembered = server.post(
+        "remember",
+        {
+            "name": "http-memory",
+            "type": "decision",
+            "observations": ["Served over loopback, token srv4real"],
+            "tags": ["project:serve"],
+        },
+    )
+    assert remembered.status_code == 200, remembered.text
+    assert remembered.json()["data"]["created"] is True
+
+    recalled = server.post("recall", {"query": "srv4real"})
+
+    assert recalled.status_code == 200, recalled.text
+    [entity] = recalled.json()["data"]["entities"]
+    assert entity["name"] == "http-memory"
+    assert entity["tags"] == ["project:serve"]
+    assert entity["metadata"]["provenance"]["source_host"] == "http"
+
+
+def test_a_post_without_content_type_parses_as_json_over_real_http(server):
+    response = httpx.post(
+        f"{server.base}/v1/remember",
+        content=b'{"name": "bare-post", "type": "note", "observations": ["bare2body"]}',
+        timeout=30,
+    )
+    assert "content-type" not in response.request.headers
+
+    assert response.status_code == 200, response.text
+    recalled = server.post("recall", {"query": "bare2body"})
+    assert [e["name"] for e in recalled.json()["data"]["entities"]] == ["bare-post"]
+
+
+def test_a_chunked_body_is_refused_with_length_required_over_real_http(server):
+    def chunks() -> Iterator[bytes]:
+        yield b'{"name": "chunked", "type": "note", '
+        yield b'"observations": ["chunk5body"]}'
+
+    response = httpx.post(
+        f"{server.base}/v1/remember",
+        content=chunks(),
+        headers={"content-type": "application/json"},
+        timeout=30,
+    )
+    assert response.request.headers["transfer-encoding"] == "chunked"
+
+    assert response.status_code == 411
+    assert response.json()["errorCode"] == "request.length-required"
+    recalled = server.post("recall", {"query": "chunk5body"})
+    assert recalled.json()["data"]["entities"] == []
+
+
+def test_errors_over_real_http_are_json_envelopes(server):
+    too_large = httpx.post(
+        f"{server.base}/v1/remember",
+        content=b"x" * (1024 * 1024 + 1),
+        headers={"content-type": "application/json"},
+        timeout=30,
+    )
+    foreign_host = httpx.get(
+        f"{server.base}/v1/health", headers={"host": "attacker.example"}, timeout=30
+    )
+    not_found = httpx.get(f"{server.base}/v1/nothing-here", timeout=30)
+
+    assert too_large.status_code == 413
+    assert too_large.json()["errorCode"] == "payload.too-large"
+    assert foreign_host.status_code == 400
+    assert foreign_host.json()["success"] is False
+    assert not_found.status_code == 404
+    assert not_found.json()["errorCode"] == "route.not-found"
+
+
+def test_the_server_creates_a_private_home_and_database_file(server):
+    db = server.home / "knowledge-graph.db"
+
+    assert db.is_file()
+    assert stat.S_IMODE(server.home.stat().st_mode) == 0o700
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+
+
+def test_serve_refuses_a_non_loopback_host_and_does_not_listen(tmp_path):
+    port = free_port()
+
+    result = subprocess.run(
+        memesh("serve", "--host", "0.0.0.0", "--port", str(port)),
+        cwd=ROOT,
+        env=serve_env(tmp_path / "home"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=EXIT_DEADLINE,
+        check=False,
+    )
+
+    assert result.returncode != 0
+    assert "refusing to bind 0.0.0.0" in result.stderr
+    assert "loopback" in result.stderr
+    assert "serving" not in result.stderr
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+
+@pytest.mark.parametrize("host", ["192.168.1.10", "example.com", "::"])
+def test_serve_refuses_other_non_loopback_hosts(tmp_path, host):
+    result = subprocess.run(
+        memesh("serve", "--host", host, "--port", str(free_port())),
+        cwd=ROOT,
+        env=serve_env(tmp_path / "home"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=EXIT_DEADLINE,
+        check=False,
+    )
+
+    assert result.returncode != 0
+    assert f"refusing to bind {host}" in result.stderr
+
+
+def test_serve_refuses_a_non_loopback_host_from_the_environment(tmp_path):
+    env = serve_env(tmp_path / "home")
+    env["MEMESH_HTTP_HOST"] = "0.0.0.0"
+
+    result = subprocess.run(
+        memesh("serve", "--port", str(free_port())),
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=EXIT_DEADLINE,
+        check=False,
+    )
+
+    assert result.returncode != 0
+    assert "refusing to bind 0.0.0.0" in result.stderr

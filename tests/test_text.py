@@ -1,0 +1,145 @@
+"""The text pipeline: one tokenizer for index and query time (graph/text.py)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from graph import text
+
+
+def test_it_folds_nfc_and_nfd_spellings_to_the_same_token() -> None:
+    nfc = unicodedata.normalize("NFC", "naïve")
+    nfd = unicodedata.normalize("NFD", "naïve")
+    assert nfc != nfd
+    assert text.tokens(nfc) == text.tokens(nfd) == text.tokens("naive")
+
+
+def test_it_folds_latin_greek_and_cyrillic_diacritics() -> None:
+    assert text.normalize("Crème Brûlée") == "creme brulee"
+    assert text.normalize("Ελληνικά") == "ελληνικα"
+    assert text.normalize("йод") == "иод"
+
+
+def test_it_keeps_marks_that_carry_meaning_in_other_scripts() -> None:
+    # The kana voicing mark turns か into が; folding it away would merge two words.
+    assert text.normalize("が") == "が"
+    assert text.tokens("ที่นี่") != text.tokens("ทนี")
+
+
+def test_it_case_folds() -> None:
+    assert text.tokens("PostgreSQL") == text.tokens("postgresql")
+    assert text.normalize("Straße") == "strasse"
+
+
+def test_punctuation_inside_a_word_splits_it() -> None:
+    assert text.tokens("kitchen's") == ["kitchen", "s"]
+    assert text.tokens("auth-decision") == ["auth", "decis"]
+    assert text.tokens("snake_case.value") == ["snake", "case", "valu"]
+
+
+def test_it_stems_english_words_so_forms_of_a_word_meet() -> None:
+    assert text.tokens("graduating") == text.tokens("graduate") == text.tokens("graduated")
+    assert text.tokens("databases") == text.tokens("database")
+
+
+def test_it_leaves_identifiers_with_digits_unstemmed() -> None:
+    assert text.tokens("RS256 tokens") == ["rs256", "token"]
+
+
+def test_cjk_runs_become_overlapping_two_character_pieces() -> None:
+    assert text.tokens("資料庫遷移") == ["資料", "料庫", "庫遷", "遷移"]
+
+
+def test_a_lone_cjk_character_stays_whole() -> None:
+    assert text.tokens("表 table") == ["表", "tabl"]
+
+
+def test_kana_hangul_thai_lao_and_khmer_are_segmented_too() -> None:
+    for sample in ("ひらがな", "カタカナ", "한국어", "ภาษาไทย", "ພາສາລາວ", "ភាសាខ្មែរ"):
+        pieces = text.tokens(sample)
+        assert len(pieces) > 1, sample
+        assert all(len(p) <= 2 for p in pieces), (sample, pieces)
+
+
+def test_a_script_change_splits_a_run() -> None:
+    assert text.tokens("PostgreSQL資料庫") == ["postgresql", "資料", "料庫"]
+
+
+def test_index_and_query_share_one_tokenizer() -> None:
+    sentence = "資料庫遷移前一定要先備份 before the kitchen's naïve migration"
+    assert set(text.query_terms(sentence)) <= set(text.index_text(sentence).split())
+
+
+def test_query_terms_drop_stopwords_and_duplicates_in_order() -> None:
+    assert text.query_terms("What degree did I graduate with? degree") == ["degre", "graduat"]
+
+
+def test_a_query_of_only_stopwords_keeps_them() -> None:
+    assert text.query_terms("the") == ["the"]
+    assert text.query_terms("not or and") == ["not", "or", "and"]
+
+
+def test_a_query_with_nothing_searchable_has_no_terms() -> None:
+    assert text.query_terms("???") == []
+    assert text.query_terms("@#$% ... !!") == []
+
+
+def test_match_expression_quotes_every_term() -> None:
+    assert text.match_expression(["redi", "or", "postgr"]) == '"redi" OR "or" OR "postgr"'
+    assert text.match_expression(['a"b']) == '"a""b"'
+
+
+def test_fts_syntax_in_a_query_never_survives_as_syntax() -> None:
+    terms = text.query_terms('redis OR postgres NOT "x" (a*) b:c NEAR(d e) ^f')
+    assert all(term.isalnum() for term in terms)
+    expression = text.match_expression(terms)
+    assert expression.count('"') == 2 * len(terms)
+
+
+def test_the_guard_drops_terms_in_more_than_half_the_rows() -> None:
+    freqs = {"servic": 40, "kubernet": 1}
+    assert text.select_terms(["servic", "kubernet"], freqs, total_rows=41) == ["kubernet"]
+
+
+def test_the_guard_keeps_the_rarest_term_when_all_are_common() -> None:
+    freqs = {"the": 41, "servic": 40}
+    assert text.select_terms(["the", "servic"], freqs, total_rows=41) == ["servic"]
+
+
+def test_the_guard_keeps_the_first_term_on_a_tie_of_rarest() -> None:
+    freqs = {"alpha": 30, "beta": 30}
+    assert text.select_terms(["beta", "alpha"], freqs, total_rows=40) == ["beta"]
+
+
+def test_the_guard_does_not_apply_below_25_rows() -> None:
+    freqs = {"servic": 24, "kubernet": 1}
+    assert text.select_terms(["servic", "kubernet"], freqs, total_rows=24) == [
+        "servic",
+        "kubernet",
+    ]
+
+
+def test_exactly_half_the_rows_is_not_common() -> None:
+    assert text.select_terms(["x"], {"x": 20}, total_rows=40) == ["x"]
+    assert text.select_terms(["x", "y"], {"x": 21, "y": 1}, total_rows=40) == ["y"]
+
+
+def test_terms_no_row_contains_do_not_take_a_place_under_the_cap() -> None:
+    terms = [f"missing{i}" for i in range(40)] + ["present"]
+    assert text.select_terms(terms, {"present": 1}, total_rows=100) == ["present"]
+
+
+def test_the_cap_keeps_the_first_32_surviving_terms_in_query_order() -> None:
+    terms = [f"t{i}" for i in range(41)]
+    freqs = dict.fromkeys(terms, 1)
+    assert text.select_terms(terms, freqs, total_rows=100) == terms[:32]
+
+
+def test_common_terms_are_dropped_before_the_cap() -> None:
+    common = [f"c{i}" for i in range(32)]
+    freqs = {**dict.fromkeys(common, 90), "rare": 1}
+    assert text.select_terms([*common, "rare"], freqs, total_rows=100) == ["rare"]
+
+
+def test_observation_normalisation_ignores_whitespace_differences() -> None:
+    assert text.normalize_observation("  a\tb \n c ") == text.normalize_observation("a b c")
