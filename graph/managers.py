@@ -14,16 +14,16 @@ statistics, which keeps the index equal to a rebuild (migration 0002 says more).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
 
 from django.db import connection, models
 
 from graph.text import index_text
-
-if TYPE_CHECKING:
-    pass
 
 LIVE_FTS = "graph_entity_fts"
 ARCHIVED_FTS = "graph_entity_fts_archived"
@@ -48,20 +48,71 @@ _SQL_INDEX_OBSERVATIONS = (
 _SQL_INDEX_TAGS = "SELECT entity_id, name FROM graph_tag WHERE entity_id IN ({ids}) ORDER BY id"
 _SQL_FTS_DELETE = "DELETE FROM {table} WHERE rowid IN ({ids})"
 # Params: id, name, title, body, tags (all index_text output).
-_SQL_FTS_INSERT = "INSERT INTO {table} (rowid, name, title, body, tags) VALUES (%s, %s, %s, %s, %s)"
+_SQL_FTS_INSERT = "INSERT INTO {table} (rowid, name, title, body, tags) VALUES (?, ?, ?, ?, ?)"
 
-# Params: one term. Result: number of rows of that index containing it.
-_SQL_TERM_DOC_FREQ = "SELECT doc FROM {vocab} WHERE term = %s"
-# Result: number of rows in that index. docsize has one small row per document.
-_SQL_ROW_COUNT = "SELECT count(*) FROM {table}_docsize"
+# Params: one term per arm. Result: term, number of rows of that index containing it. One
+# `term = ?` arm per term: fts5vocab uses its index only for equality, so an IN list would
+# scan the whole vocabulary.
+_SQL_TERM_DOC_FREQ_ARM = "SELECT term, doc FROM {vocab} WHERE term = ?"
+# Result: FTS5's "averages" record (id 1 of the %_data shadow table), which begins with the
+# number of rows in the index as a varint: an O(1) row count where count(*) scans docsize.
+# Format: https://sqlite.org/src/file?name=ext/fts5/fts5_index.c ("averages" record).
+_SQL_AVERAGES_RECORD = "SELECT block FROM {table}_data WHERE id = 1"
 
-# Params: MATCH expression, [namespace], [tag], limit. Result: id, bm25 (negative, lower better).
-# Ties break on the higher id, i.e. newest first.
-_SQL_FTS_CANDIDATES = """
+# Params: ids. Result: the fields recall returns for those entities; times as ISO 8601 text
+# (CAST: no declared type, so the driver hands back the stored text without parsing it).
+_SQL_ENTITY_FIELDS = """
+SELECT id, name, title, type, namespace, status, confidence,
+       replace(CAST(created_at AS TEXT), ' ', 'T') || 'Z',
+       replace(CAST(updated_at AS TEXT), ' ', 'T') || 'Z',
+       metadata
+FROM graph_entity WHERE id IN ({ids})
+"""
+# Params: ids. Result: entity_id, observation text, in insertion order.
+_SQL_OBSERVATIONS_OF = (
+    "SELECT entity_id, text FROM graph_observation WHERE entity_id IN ({ids}) ORDER BY id"
+)
+# Params: ids. Result: entity_id, tag, in insertion order.
+_SQL_TAGS_OF = "SELECT entity_id, name FROM graph_tag WHERE entity_id IN ({ids}) ORDER BY id"
+# Params: ids. Result: from id, from name, to id, to name, type of their outgoing relations.
+_SQL_RELATIONS_FROM = """
+SELECT r.from_entity_id, f.name, r.to_entity_id, t.name, r.type
+FROM graph_relation AS r
+JOIN graph_entity AS f ON f.id = r.from_entity_id
+JOIN graph_entity AS t ON t.id = r.to_entity_id
+WHERE r.from_entity_id IN ({ids})
+ORDER BY r.id
+"""
+# Params per row: entity id, text, created_at.
+_SQL_OBSERVATION_INSERT = (
+    "INSERT INTO graph_observation (entity_id, text, created_at) VALUES (?, ?, ?)"
+)
+# Params per row: entity id, tag.
+_SQL_TAG_INSERT = "INSERT INTO graph_tag (entity_id, name) VALUES (?, ?)"
+# Params: time, ids. Counts one access; leaves updated_at alone (a read is not a write).
+_SQL_RECORD_ACCESS = """
+UPDATE graph_entity SET access_count = access_count + 1, last_accessed_at = ?
+WHERE id IN ({ids})
+"""
+
+# One arm of the candidate query. Params: MATCH expression, [namespace], [tag].
+_SQL_FTS_ARM = """
 SELECT {table}.rowid AS id, bm25({table}, {weights}) AS score
 FROM {table}
 {join}
-WHERE {table} MATCH %s {filters}
+WHERE {table} MATCH ? {filters}
+"""
+# Params: now (naive UTC), arms' params, limit. Result per candidate: id, bm25 (negative,
+# lower is better), days since the later of last write and last access, access_count,
+# confidence, recall_hits, recall_misses. The entity join runs on the LIMITed rows only.
+# Ties break on the higher id, i.e. newest first.
+_SQL_FTS_CANDIDATES = """
+SELECT c.id, c.score,
+       julianday(?) - julianday(max(e.updated_at, coalesce(e.last_accessed_at, e.updated_at))),
+       e.access_count, e.confidence, e.recall_hits, e.recall_misses
+FROM ({arms} ORDER BY score, id DESC LIMIT ?) AS c
+JOIN graph_entity AS e ON e.id = c.id
+ORDER BY c.score, c.id DESC
 """
 
 
@@ -69,13 +120,34 @@ WHERE {table} MATCH %s {filters}
 class KeywordHit:
     entity_id: int
     bm25: float
+    days_since_touch: float
+    access_count: int
+    confidence: float
+    recall_hits: int
+    recall_misses: int
+
+
+@contextmanager
+def _cursor() -> Iterator[Any]:
+    """The driver's own cursor, with its errors raised as django.db exceptions.
+
+    Django's cursor wrapper costs ~35 µs a statement, more than most of these queries take;
+    recall runs about eight of them. The SQL here therefore uses `?` placeholders.
+    """
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        cur = connection.connection.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
 
 
 def _placeholders(n: int) -> str:
-    return ", ".join(["%s"] * n)
+    return ", ".join(["?"] * n)
 
 
-class EntityManager(models.Manager["Entity"]):
+class EntityManager(models.Manager):
     # --- index maintenance -------------------------------------------------------------
 
     def index_sync(self, entity_ids: Iterable[int]) -> None:
@@ -90,7 +162,7 @@ class EntityManager(models.Manager["Entity"]):
         if not ids:
             return
         marks = _placeholders(len(ids))
-        with connection.cursor() as cur:
+        with _cursor() as cur:
             cur.execute(_SQL_INDEX_ENTITIES.format(ids=marks), ids)
             entities = cur.fetchall()
             cur.execute(_SQL_INDEX_OBSERVATIONS.format(ids=marks), ids)
@@ -119,7 +191,7 @@ class EntityManager(models.Manager["Entity"]):
 
     def index_rebuild(self) -> int:
         """Rebuild both keyword indexes from the entity tables; returns entities indexed."""
-        with connection.cursor() as cur:
+        with _cursor() as cur:
             for table in (LIVE_FTS, ARCHIVED_FTS):
                 cur.execute(f"DELETE FROM {table}")
         ids = list(self.values_list("id", flat=True))
@@ -130,7 +202,7 @@ class EntityManager(models.Manager["Entity"]):
     def vector_delete(self, entity_ids: Sequence[int]) -> None:
         if not entity_ids or not vector_index_ready():
             return
-        with connection.cursor() as cur:
+        with _cursor() as cur:
             cur.execute(
                 f"DELETE FROM {VEC} WHERE rowid IN ({_placeholders(len(entity_ids))})",
                 list(entity_ids),
@@ -140,23 +212,21 @@ class EntityManager(models.Manager["Entity"]):
 
     def indexed_row_count(self, *, archived: bool = False) -> int:
         """Rows in the live index (active entities) or the archived one."""
-        with connection.cursor() as cur:
-            cur.execute(_SQL_ROW_COUNT.format(table=ARCHIVED_FTS if archived else LIVE_FTS))
-            return int(cur.fetchone()[0])
+        with _cursor() as cur:
+            cur.execute(_SQL_AVERAGES_RECORD.format(table=ARCHIVED_FTS if archived else LIVE_FTS))
+            row = cur.fetchone()
+        return _leading_varint(row[0]) if row and row[0] else 0
 
     def term_doc_freqs(self, terms: Sequence[str], *, archived: bool = False) -> dict[str, int]:
-        """Number of entities in the live (or archived) index containing each term.
-
-        One equality lookup per term on purpose: fts5vocab only uses its index for
-        `term = ?`; an IN list would scan the whole vocabulary.
-        """
-        sql = _SQL_TERM_DOC_FREQ.format(vocab=ARCHIVED_VOCAB if archived else VOCAB)
-        freqs: dict[str, int] = {}
-        with connection.cursor() as cur:
-            for term in terms:
-                cur.execute(sql, [term])
-                row = cur.fetchone()
-                freqs[term] = int(row[0]) if row else 0
+        """Number of entities in the live (or archived) index containing each term."""
+        if not terms:
+            return {}
+        arm = _SQL_TERM_DOC_FREQ_ARM.format(vocab=ARCHIVED_VOCAB if archived else VOCAB)
+        freqs = dict.fromkeys(terms, 0)
+        with _cursor() as cur:
+            cur.execute(" UNION ALL ".join([arm] * len(terms)), list(terms))
+            for term, doc in cur.fetchall():
+                freqs[term] = int(doc)
         return freqs
 
     def fts_candidates(
@@ -164,11 +234,12 @@ class EntityManager(models.Manager["Entity"]):
         match: str,
         *,
         limit: int,
+        now: datetime,
         include_archived: bool = False,
         namespace: str | None = None,
         tag: str | None = None,
     ) -> list[KeywordHit]:
-        """Best `limit` keyword matches by bm25, newest first on ties.
+        """Best `limit` keyword matches by bm25 (newest first on ties), with ranking inputs.
 
         `match` must come from graph.text.match_expression (quoted terms only).
         With include_archived, archived rows are searched in their own table and merged;
@@ -176,7 +247,7 @@ class EntityManager(models.Manager["Entity"]):
         """
         tables = [LIVE_FTS, ARCHIVED_FTS] if include_archived else [LIVE_FTS]
         parts: list[str] = []
-        params: list[object] = []
+        params: list[object] = [_db_time(now)]
         for table in tables:
             filters = ""
             join = ""
@@ -184,31 +255,110 @@ class EntityManager(models.Manager["Entity"]):
             if namespace is not None or tag is not None:
                 join = f"JOIN graph_entity AS e ON e.id = {table}.rowid"
             if namespace is not None:
-                filters += " AND e.namespace = %s"
+                filters += " AND e.namespace = ?"
                 table_params.append(namespace)
             if tag is not None:
                 filters += (
                     " AND EXISTS (SELECT 1 FROM graph_tag AS t"
-                    " WHERE t.entity_id = e.id AND t.name = %s)"
+                    " WHERE t.entity_id = e.id AND t.name = ?)"
                 )
                 table_params.append(tag)
             parts.append(
-                _SQL_FTS_CANDIDATES.format(
-                    table=table, weights=BM25_WEIGHTS, join=join, filters=filters
-                )
+                _SQL_FTS_ARM.format(table=table, weights=BM25_WEIGHTS, join=join, filters=filters)
             )
             params.extend(table_params)
-        sql = " UNION ALL ".join(parts) + " ORDER BY score, id DESC LIMIT %s"
+        sql = _SQL_FTS_CANDIDATES.format(arms=" UNION ALL ".join(parts))
         params.append(limit)
-        with connection.cursor() as cur:
+        with _cursor() as cur:
             cur.execute(sql, params)
-            return [KeywordHit(int(row[0]), float(row[1])) for row in cur.fetchall()]
+            return [KeywordHit(*row) for row in cur.fetchall()]
+
+    # --- hot-path reads (raw SQL: the ORM costs more than the queries themselves) ---------
+
+    def documents(self, entity_ids: Sequence[int]) -> list[EntityDocument]:
+        """Full recall documents of these entities, in the order given."""
+        if not entity_ids:
+            return []
+        ids = list(entity_ids)
+        marks = _placeholders(len(ids))
+        docs: dict[int, EntityDocument] = {}
+        with _cursor() as cur:
+            cur.execute(_SQL_ENTITY_FIELDS.format(ids=marks), ids)
+            for row in cur.fetchall():
+                docs[row[0]] = EntityDocument(*row[:9], metadata=json.loads(row[9] or "{}"))
+            cur.execute(_SQL_OBSERVATIONS_OF.format(ids=marks), ids)
+            for entity_id, body in cur.fetchall():
+                docs[entity_id].observations.append(body)
+            cur.execute(_SQL_TAGS_OF.format(ids=marks), ids)
+            for entity_id, name in cur.fetchall():
+                docs[entity_id].tags.append(name)
+            cur.execute(_SQL_RELATIONS_FROM.format(ids=marks), ids)
+            for from_id, from_name, to_id, to_name, rel_type in cur.fetchall():
+                docs[from_id].relations.append((from_name, to_id, to_name, rel_type))
+        return [docs[i] for i in ids if i in docs]
+
+    # --- hot-path writes (bulk_create compiles more SQL than remember spends in SQLite) ---
+
+    def observations_append(self, entity_id: int, texts: Sequence[str], when: datetime) -> None:
+        if texts:
+            with _cursor() as cur:
+                at = _db_time(when)
+                cur.executemany(_SQL_OBSERVATION_INSERT, [(entity_id, t, at) for t in texts])
+
+    def tags_append(self, entity_id: int, names: Sequence[str]) -> None:
+        if names:
+            with _cursor() as cur:
+                cur.executemany(_SQL_TAG_INSERT, [(entity_id, name) for name in names])
+
+    def accesses_record(self, entity_ids: Sequence[int], when: datetime) -> None:
+        with _cursor() as cur:
+            cur.execute(
+                _SQL_RECORD_ACCESS.format(ids=_placeholders(len(entity_ids))),
+                [_db_time(when), *entity_ids],
+            )
+
+
+@dataclass(slots=True)
+class EntityDocument:
+    id: int
+    name: str
+    title: str | None
+    type: str
+    namespace: str
+    status: str
+    confidence: float
+    created_at: str  # ISO 8601, UTC
+    updated_at: str
+    metadata: dict[str, Any]
+    observations: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    # (from name, to id, to name, type)
+    relations: list[tuple[str, int, str, str]] = field(default_factory=list)
+
+
+def _db_time(value: datetime) -> datetime:
+    """Naive UTC, the form Django's SQLite backend stores (so text comparisons order)."""
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def _leading_varint(blob: bytes) -> int:
+    """Decode the SQLite varint at the start of `blob` (big-endian 7-bit groups)."""
+    value = 0
+    for i, byte in enumerate(blob[:9]):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return value
 
 
 def vector_index_ready() -> bool:
     """sqlite-vec is loaded on this connection and the vec0 table exists."""
     if not getattr(connection, "vec_available", False):
         return False
-    with connection.cursor() as cur:
-        cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = %s", [VEC])
+    with _cursor() as cur:
+        cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [VEC])
         return cur.fetchone() is not None

@@ -32,7 +32,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 RECENCY_HALF_SCALE_DAYS = 30.0
 USAGE_BOUND = 0.15
@@ -47,8 +46,7 @@ _USAGE_TOTAL = WEIGHT_RECENCY + WEIGHT_FREQUENCY + WEIGHT_CONFIDENCE + WEIGHT_IM
 class Candidate:
     entity_id: int
     relevance: float  # 0..1, 1.0 for the best match
-    updated_at: datetime
-    last_accessed_at: datetime | None
+    days_since_touch: float  # since the later of the last write and the last access
     access_count: int
     confidence: float
     recall_hits: int
@@ -63,10 +61,8 @@ class Ranked:
     score: float
 
 
-def recency(updated_at: datetime, last_accessed_at: datetime | None, now: datetime) -> float:
-    touched = max(updated_at, last_accessed_at) if last_accessed_at else updated_at
-    days = max((now - touched).total_seconds(), 0.0) / 86400.0
-    return math.exp(-days / RECENCY_HALF_SCALE_DAYS)
+def recency(days: float) -> float:
+    return math.exp(-max(days, 0.0) / RECENCY_HALF_SCALE_DAYS)
 
 
 def frequency(access_count: int, max_access_count: int) -> float:
@@ -79,10 +75,10 @@ def impact(hits: int, misses: int) -> float:
     return (hits + 1) / (hits + misses + 2)
 
 
-def usage(candidate: Candidate, max_access_count: int, now: datetime) -> float:
+def usage(candidate: Candidate, max_access_count: int) -> float:
     confidence = min(max(candidate.confidence, 0.0), 1.0)
     weighted = (
-        WEIGHT_RECENCY * recency(candidate.updated_at, candidate.last_accessed_at, now)
+        WEIGHT_RECENCY * recency(candidate.days_since_touch)
         + WEIGHT_FREQUENCY * frequency(candidate.access_count, max_access_count)
         + WEIGHT_CONFIDENCE * confidence
         + WEIGHT_IMPACT * impact(candidate.recall_hits, candidate.recall_misses)
@@ -90,12 +86,12 @@ def usage(candidate: Candidate, max_access_count: int, now: datetime) -> float:
     return weighted / _USAGE_TOTAL
 
 
-def rank(candidates: Sequence[Candidate], now: datetime) -> list[Ranked]:
+def rank(candidates: Sequence[Candidate]) -> list[Ranked]:
     """Order candidates best first (see the module docstring for the formula)."""
     max_access = max((c.access_count for c in candidates), default=0)
     ranked = []
     for c in candidates:
-        u = usage(c, max_access, now)
+        u = usage(c, max_access)
         ranked.append(Ranked(c.entity_id, c.relevance, u, c.relevance + USAGE_BOUND * u))
     ranked.sort(key=lambda r: (-r.score, -r.entity_id))
     return ranked

@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from graph.models import Entity, Namespace, Observation, Relation, Status, Tag
@@ -86,10 +85,8 @@ def entity_remember(*, data: RememberInput, source_host: str) -> RememberOutput:
         (o.strip() for o in data.observations), existing_obs, key=normalize_observation
     )
     new_tags = _dedupe(data.tags, existing_tags)
-    Observation.objects.bulk_create(
-        [Observation(entity=entity, text=text, created_at=now) for text in new_obs]
-    )
-    Tag.objects.bulk_create([Tag(entity=entity, name=name) for name in new_tags])
+    Entity.objects.observations_append(entity.pk, new_obs, now)
+    Entity.objects.tags_append(entity.pk, new_tags)
 
     changed = created or bool(new_obs or new_tags)
     if not created:
@@ -141,6 +138,8 @@ def entity_remember(*, data: RememberInput, source_host: str) -> RememberOutput:
 def _relate(
     entity: Entity, data: RememberInput, now: datetime
 ) -> tuple[list[RelationOutput], list[str], list[str]]:
+    if not data.relations:  # the usual call: skip building an ORM query that selects nothing
+        return [], [], []
     targets = {t.name: t for t in Entity.objects.filter(name__in={r.to for r in data.relations})}
     created: list[RelationOutput] = []
     errors: list[str] = []
@@ -197,16 +196,3 @@ def entity_forget(*, data: ForgetInput) -> ForgetOutput:
     _archive(entity, now)
     Entity.objects.index_sync([entity.pk])
     return ForgetOutput(name=entity.name, archived=True)
-
-
-def entity_accesses_record(entity_ids: list[int]) -> None:
-    """Count one access for each entity a recall actually returned.
-
-    Touches neither updated_at (a read is not a write) nor anything else.
-    """
-    if not entity_ids:
-        return
-    with transaction.atomic():
-        Entity.objects.filter(pk__in=entity_ids).update(
-            access_count=F("access_count") + 1, last_accessed_at=timezone.now()
-        )

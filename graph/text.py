@@ -22,6 +22,7 @@ FTS5 strings (`match_expression`), so no FTS5 syntax typed by a user is ever int
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
@@ -115,8 +116,16 @@ def _is_word_char(ch: str) -> bool:
     return unicodedata.category(ch)[0] in "LNM" or unicodedata.category(ch) == "Co"
 
 
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+
+
 def _raw_tokens(text: str) -> Iterator[tuple[str, bool]]:
     """Yield (token, is_word) in text order; is_word is False for 2-character pieces."""
+    text = normalize(text)
+    if text.isascii():  # the common case, and a regex is ~10x faster than the loop below
+        for word in _ASCII_WORD.findall(text):
+            yield word, True
+        return
     word: list[str] = []
     run: list[str] = []
 
@@ -133,7 +142,7 @@ def _raw_tokens(text: str) -> Iterator[tuple[str, bool]]:
                 yield run[i] + run[i + 1], False
         run.clear()
 
-    for ch in normalize(text):
+    for ch in text:
         if _is_unspaced(ord(ch)):
             yield from flush_word()
             run.append(ch)

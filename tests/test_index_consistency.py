@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from django.db import DatabaseError, connection
+from django.utils import timezone
 
 from graph import text
 from graph.managers import ARCHIVED_FTS, LIVE_FTS, VOCAB
@@ -92,7 +93,9 @@ def search_snapshot() -> dict[str, object]:
     hits = {}
     for query in QUERIES:
         expression = text.match_expression(text.query_terms(query))
-        found = Entity.objects.fts_candidates(expression, limit=100, include_archived=True)
+        found = Entity.objects.fts_candidates(
+            expression, limit=100, now=timezone.now(), include_archived=True
+        )
         hits[query] = [(h.entity_id, round(h.bm25, 9)) for h in found]
     return {
         "vocabulary": vocabulary,

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from graph import scoring
-
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 def candidate(entity_id: int, relevance: float, **overrides: object) -> scoring.Candidate:
     fields: dict[str, object] = {
         "entity_id": entity_id,
         "relevance": relevance,
-        "updated_at": NOW,
-        "last_accessed_at": None,
+        "days_since_touch": 0.0,
         "access_count": 0,
         "confidence": 0.8,
         "recall_hits": 0,
@@ -28,16 +24,9 @@ def candidate(entity_id: int, relevance: float, **overrides: object) -> scoring.
 
 
 def test_recency_is_exp_of_minus_days_over_30() -> None:
-    assert scoring.recency(NOW - timedelta(days=30), None, NOW) == pytest.approx(math.exp(-1))
-
-
-def test_recency_counts_from_the_later_of_write_and_access() -> None:
-    old_write = NOW - timedelta(days=60)
-    assert scoring.recency(old_write, NOW - timedelta(days=1), NOW) == pytest.approx(
-        math.exp(-1 / 30)
-    )
-    # A fresh write is fresh even if the last access is long ago.
-    assert scoring.recency(NOW, NOW - timedelta(days=90), NOW) == pytest.approx(1.0)
+    assert scoring.recency(30) == pytest.approx(math.exp(-1))
+    assert scoring.recency(0) == 1.0
+    assert scoring.recency(-1) == 1.0  # clock skew never makes a memory fresher than new
 
 
 def test_frequency_is_log_scaled_against_the_most_accessed_candidate() -> None:
@@ -53,40 +42,34 @@ def test_impact_is_the_smoothed_hit_rate() -> None:
 
 
 def test_usage_cannot_lift_a_clearly_less_relevant_memory() -> None:
-    relevant = candidate(1, 1.0, updated_at=NOW - timedelta(days=365), confidence=0.0)
-    popular = candidate(
-        2, 0.8, access_count=500, last_accessed_at=NOW, confidence=1.0, recall_hits=50
-    )
-    ranked = scoring.rank([popular, relevant], NOW)
+    relevant = candidate(1, 1.0, days_since_touch=365, confidence=0.0)
+    popular = candidate(2, 0.8, access_count=500, confidence=1.0, recall_hits=50)
+    ranked = scoring.rank([popular, relevant])
     assert [r.entity_id for r in ranked] == [1, 2]
 
 
 def test_usage_orders_memories_of_comparable_relevance() -> None:
-    stale = candidate(1, 1.0, updated_at=NOW - timedelta(days=120))
+    stale = candidate(1, 1.0, days_since_touch=120)
     fresh = candidate(2, 0.95)
-    ranked = scoring.rank([stale, fresh], NOW)
+    ranked = scoring.rank([stale, fresh])
     assert [r.entity_id for r in ranked] == [2, 1]
 
 
 def test_impact_moves_a_memory_that_helped_before_one_that_did_not() -> None:
     helped = candidate(1, 1.0, recall_hits=9, recall_misses=0)
     ignored = candidate(2, 1.0, recall_hits=0, recall_misses=9)
-    assert [r.entity_id for r in scoring.rank([ignored, helped], NOW)] == [1, 2]
+    assert [r.entity_id for r in scoring.rank([ignored, helped])] == [1, 2]
 
 
 def test_ties_break_newest_first() -> None:
-    ranked = scoring.rank([candidate(3, 1.0), candidate(7, 1.0), candidate(5, 1.0)], NOW)
+    ranked = scoring.rank([candidate(3, 1.0), candidate(7, 1.0), candidate(5, 1.0)])
     assert [r.entity_id for r in ranked] == [7, 5, 3]
 
 
 def test_usage_is_bounded_to_zero_and_one() -> None:
-    best = candidate(
-        1, 1.0, access_count=10, last_accessed_at=NOW, confidence=1.0, recall_hits=10_000
-    )
-    worst = candidate(
-        2, 1.0, updated_at=NOW - timedelta(days=10_000), confidence=0.0, recall_misses=10_000
-    )
-    ranked = {r.entity_id: r for r in scoring.rank([best, worst], NOW)}
+    best = candidate(1, 1.0, access_count=10, confidence=1.0, recall_hits=10_000)
+    worst = candidate(2, 1.0, days_since_touch=10_000, confidence=0.0, recall_misses=10_000)
+    ranked = {r.entity_id: r for r in scoring.rank([best, worst])}
     assert ranked[1].usage == pytest.approx(1.0, abs=0.01)
     assert 0.0 <= ranked[2].usage < 0.01
     assert ranked[1].score - ranked[2].score <= scoring.USAGE_BOUND + 1e-9

@@ -1,0 +1,82 @@
+"""The raw SQL behind recall (graph/managers.py) returns what the ranking needs."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from graph import text
+from graph.models import Entity
+from tests.helpers import forget, remember
+
+pytestmark = pytest.mark.django_db
+
+
+def _candidates(query: str, **filters: object) -> dict[str, object]:
+    hits = Entity.objects.fts_candidates(
+        text.match_expression(text.query_terms(query)),
+        limit=60,
+        now=timezone.now(),
+        **filters,  # type: ignore[arg-type]
+    )
+    names = dict(Entity.objects.values_list("id", "name"))
+    return {names[h.entity_id]: h for h in hits}
+
+
+def test_days_count_from_the_later_of_last_write_and_last_access() -> None:
+    remember("written", "aardvark notes")
+    remember("accessed", "aardvark notes")
+    remember("fresh", "aardvark notes")
+    now = timezone.now()
+    Entity.objects.filter(name="written").update(updated_at=now - timedelta(days=60))
+    Entity.objects.filter(name="accessed").update(
+        updated_at=now - timedelta(days=60), last_accessed_at=now - timedelta(days=1)
+    )
+    hits = _candidates("aardvark")
+    assert hits["written"].days_since_touch == pytest.approx(60, abs=0.01)
+    assert hits["accessed"].days_since_touch == pytest.approx(1, abs=0.01)
+    assert hits["fresh"].days_since_touch == pytest.approx(0, abs=0.01)
+
+
+def test_candidates_carry_the_usage_counters() -> None:
+    remember("a", "aardvark notes")
+    Entity.objects.filter(name="a").update(
+        access_count=7, confidence=0.9, recall_hits=3, recall_misses=2
+    )
+    hit = _candidates("aardvark")["a"]
+    assert (hit.access_count, hit.confidence, hit.recall_hits, hit.recall_misses) == (7, 0.9, 3, 2)
+
+
+def test_the_indexed_row_count_matches_the_active_and_archived_entities() -> None:
+    for i in range(300):  # past 127: the count is stored as a multi-byte varint
+        remember(f"n{i}", f"note {i}")
+    for i in range(0, 300, 3):
+        forget(f"n{i}")
+    assert Entity.objects.indexed_row_count() == 200
+    assert Entity.objects.indexed_row_count(archived=True) == 100
+    with connection.cursor() as cur:
+        cur.execute("SELECT count(*) FROM graph_entity_fts_docsize")
+        assert cur.fetchone()[0] == 200
+
+
+def test_the_indexed_row_count_of_an_empty_index_is_zero() -> None:
+    assert Entity.objects.indexed_row_count() == 0
+    assert Entity.objects.indexed_row_count(archived=True) == 0
+
+
+def test_term_frequencies_count_documents_per_index() -> None:
+    remember("a", "walrus walrus walrus")
+    remember("b", "walrus tusk")
+    forget("b")
+    assert Entity.objects.term_doc_freqs(["walrus", "tusk", "absent"]) == {
+        "walrus": 1,
+        "tusk": 0,
+        "absent": 0,
+    }
+    assert Entity.objects.term_doc_freqs(["walrus", "tusk"], archived=True) == {
+        "walrus": 1,
+        "tusk": 1,
+    }
