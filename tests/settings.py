@@ -16,4 +16,4 @@ if "MEMESH_HOME" not in os.environ:
     os.environ["MEMESH_HOME"] = _home
     atexit.register(shutil.rmtree, _home, ignore_errors=True)
 
-from memesh_site.settings import *  # noqa: E402, F403
+from memesh_site.settings import *  # noqa: F403
