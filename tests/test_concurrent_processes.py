@@ -9,47 +9,23 @@ and a third process then finds every one of the 4,000 by its unique token.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.processes import PROCESS_DEADLINE, ROOT, memesh_env, run_python
+
 PROCS = Path(__file__).resolve().parent / "procs"
 PER_PROCESS = 2_000
 WRITERS = ("0", "1")
-PROCESS_DEADLINE = 300  # a hang must fail the test, not the whole run
-
-
-def memesh_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMESH_")}
-    env.update(
-        MEMESH_HOME=str(home),
-        MEMESH_DB_PATH=str(home / "kg.db"),
-        DJANGO_SETTINGS_MODULE="memesh_site.settings",
-        PYTHONPATH=str(ROOT),
-    )
-    return env
-
-
-def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=PROCESS_DEADLINE,
-        check=False,
-    )
 
 
 @pytest.mark.slow
 def test_two_processes_remembering_at_once_end_with_every_entity_findable(tmp_path):
-    env = memesh_env(tmp_path)
-    migrated = run(["manage.py", "migrate", "--verbosity", "0"], env)
+    env = memesh_env(tmp_path, MEMESH_DB_PATH=str(tmp_path / "kg.db"), PYTHONPATH=str(ROOT))
+    migrated = run_python(["manage.py", "migrate", "--verbosity", "0"], env)
     assert migrated.returncode == 0, migrated.stderr
 
     start_file = tmp_path / "go"
@@ -88,7 +64,7 @@ def test_two_processes_remembering_at_once_end_with_every_entity_findable(tmp_pa
         assert stderr == ""
         assert stdout == f"remembered {PER_PROCESS}\n"
 
-    checked = run([str(PROCS / "recall_each.py"), str(PER_PROCESS), *WRITERS], env)
+    checked = run_python([str(PROCS / "recall_each.py"), str(PER_PROCESS), *WRITERS], env)
     assert checked.returncode == 0, checked.stderr
     report = json.loads(checked.stdout)
     # writer_switches (how often consecutive ids change writer) is reported for diagnosis

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,12 +19,11 @@ from django.db import connection, connections, transaction
 from graph.checks import fts5_error
 from memesh_site.db.base import DatabaseWrapper
 from memesh_site.db.driver import Database
+from tests.processes import memesh_env, run_python
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parent.parent
 PROCS = Path(__file__).resolve().parent / "procs"
-PROCESS_DEADLINE = 120
 
 
 def scalar(cursor, sql: str) -> object:
@@ -177,30 +173,13 @@ def test_a_transaction_takes_the_write_lock_at_begin(file_db):
 
 
 def keyword_only_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMESH_")}
-    env.update(
-        MEMESH_HOME=str(home),
-        MEMESH_DB_PATH=str(home / "kg.db"),
-        MEMESH_SQLITE_VEC_PATH="/nonexistent/vec0",
-        DJANGO_SETTINGS_MODULE="memesh_site.settings",
-    )
-    return env
-
-
-def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=PROCESS_DEADLINE,
-        check=False,
+    return memesh_env(
+        home, MEMESH_DB_PATH=str(home / "kg.db"), MEMESH_SQLITE_VEC_PATH="/nonexistent/vec0"
     )
 
 
 def test_check_warns_w001_when_sqlite_vec_cannot_load_and_still_passes(tmp_path):
-    result = run(["manage.py", "check"], keyword_only_env(tmp_path))
+    result = run_python(["manage.py", "check"], keyword_only_env(tmp_path))
 
     assert result.returncode == 0, result.stderr
     assert "memesh.W001" in result.stderr
@@ -213,7 +192,7 @@ def test_check_is_silent_about_extensions_when_everything_loads(tmp_path):
     env = keyword_only_env(tmp_path)
     del env["MEMESH_SQLITE_VEC_PATH"]
 
-    result = run(["manage.py", "check"], env)
+    result = run_python(["manage.py", "check"], env)
 
     assert result.returncode == 0, result.stderr
     assert "memesh.W001" not in result.stderr
@@ -223,9 +202,9 @@ def test_check_is_silent_about_extensions_when_everything_loads(tmp_path):
 def test_remember_and_recall_work_keyword_only_without_sqlite_vec(tmp_path):
     env = keyword_only_env(tmp_path)
 
-    migrated = run(["manage.py", "migrate", "--verbosity", "0"], env)
-    remembered = run([str(PROCS / "remember_many.py"), "k", "25"], env)
-    recalled = run([str(PROCS / "recall_each.py"), "25", "k"], env)
+    migrated = run_python(["manage.py", "migrate", "--verbosity", "0"], env)
+    remembered = run_python([str(PROCS / "remember_many.py"), "k", "25"], env)
+    recalled = run_python([str(PROCS / "recall_each.py"), "25", "k"], env)
 
     assert migrated.returncode == 0, migrated.stderr
     assert remembered.returncode == 0, remembered.stderr

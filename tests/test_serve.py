@@ -6,7 +6,6 @@ tests also see memesh create its data directory (0700) and database file (0600).
 
 from __future__ import annotations
 
-import os
 import socket
 import stat
 import subprocess
@@ -19,7 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.processes import ROOT, memesh_env, run_python
+
 STARTUP_DEADLINE = 60  # a server that never answers must fail the test, not hang it
 EXIT_DEADLINE = 60
 
@@ -31,9 +31,7 @@ def free_port() -> int:
 
 
 def serve_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMESH_")}
-    env.update(MEMESH_HOME=str(home), DJANGO_SETTINGS_MODULE="memesh_site.settings")
-    return env
+    return memesh_env(home)
 
 
 def memesh(*args: str) -> list[str]:
@@ -190,15 +188,10 @@ def test_the_server_creates_a_private_home_and_database_file(server):
 def test_serve_refuses_a_non_loopback_host_and_does_not_listen(tmp_path):
     port = free_port()
 
-    result = subprocess.run(
-        memesh("serve", "--host", "0.0.0.0", "--port", str(port)),
-        cwd=ROOT,
-        env=serve_env(tmp_path / "home"),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
+    result = run_python(
+        ["-m", "memesh_site.cli", "serve", "--host", "0.0.0.0", "--port", str(port)],
+        serve_env(tmp_path / "home"),
         timeout=EXIT_DEADLINE,
-        check=False,
     )
 
     assert result.returncode != 0
@@ -211,15 +204,10 @@ def test_serve_refuses_a_non_loopback_host_and_does_not_listen(tmp_path):
 
 @pytest.mark.parametrize("host", ["192.168.1.10", "example.com", "::"])
 def test_serve_refuses_other_non_loopback_hosts(tmp_path, host):
-    result = subprocess.run(
-        memesh("serve", "--host", host, "--port", str(free_port())),
-        cwd=ROOT,
-        env=serve_env(tmp_path / "home"),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
+    result = run_python(
+        ["-m", "memesh_site.cli", "serve", "--host", host, "--port", str(free_port())],
+        serve_env(tmp_path / "home"),
         timeout=EXIT_DEADLINE,
-        check=False,
     )
 
     assert result.returncode != 0
@@ -230,15 +218,8 @@ def test_serve_refuses_a_non_loopback_host_from_the_environment(tmp_path):
     env = serve_env(tmp_path / "home")
     env["MEMESH_HTTP_HOST"] = "0.0.0.0"
 
-    result = subprocess.run(
-        memesh("serve", "--port", str(free_port())),
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=EXIT_DEADLINE,
-        check=False,
+    result = run_python(
+        ["-m", "memesh_site.cli", "serve", "--port", str(free_port())], env, timeout=EXIT_DEADLINE
     )
 
     assert result.returncode != 0
