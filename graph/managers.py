@@ -297,7 +297,32 @@ class EntityManager(models.Manager):
                 docs[from_id].relations.append((from_name, to_id, to_name, rel_type))
         return [docs[i] for i in ids if i in docs]
 
-    # --- hot-path writes (bulk_create compiles more SQL than remember spends in SQLite) ---
+    # --- hot-path writes (the ORM compiles more SQL than remember spends in SQLite) ------
+
+    def id_for_name(self, name: str) -> int | None:
+        with _cursor() as cur:
+            cur.execute("SELECT id FROM graph_entity WHERE name = ?", [name])
+            row = cur.fetchone()
+        return row[0] if row else None
+
+    def insert_new(self, entity: Any) -> None:
+        """INSERT an unsaved entity and give it its id, as `save()` would (~5x cheaper).
+
+        Values go through each field's own get_db_prep_save, so they are stored exactly as
+        the ORM stores them (JSON text, naive UTC times).
+        """
+        fields = [f for f in self.model._meta.concrete_fields if not f.primary_key]
+        sql = "INSERT INTO {table} ({columns}) VALUES ({marks})".format(
+            table=self.model._meta.db_table,
+            columns=", ".join(connection.ops.quote_name(f.column) for f in fields),
+            marks=_placeholders(len(fields)),
+        )
+        values = [f.get_db_prep_save(f.pre_save(entity, True), connection) for f in fields]
+        with _cursor() as cur:
+            cur.execute(sql, values)
+            entity.pk = cur.lastrowid
+        entity._state.adding = False
+        entity._state.db = self.db
 
     def observations_append(self, entity_id: int, texts: Sequence[str], when: datetime) -> None:
         if texts:

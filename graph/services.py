@@ -57,13 +57,13 @@ def entity_remember(*, data: RememberInput, source_host: str) -> RememberOutput:
     - Relations to missing entities are reported, not fatal. `supersedes` archives the target.
     """
     now = timezone.now()
-    entity = Entity.objects.filter(name=data.name).first()
-    created = entity is None
+    entity_id = Entity.objects.id_for_name(data.name)
+    created = entity_id is None
     moved_from: str | None = None
     reactivated = False
 
-    if entity is None:
-        entity = Entity.objects.create(
+    if entity_id is None:
+        entity = Entity(
             name=data.name,
             type=data.type,
             title=data.title,
@@ -72,9 +72,11 @@ def entity_remember(*, data: RememberInput, source_host: str) -> RememberOutput:
             updated_at=now,
             metadata={"provenance": {"source_host": source_host}},
         )
+        Entity.objects.insert_new(entity)
         existing_obs: set[str] = set()
         existing_tags: set[str] = set()
     else:
+        entity = Entity.objects.get(pk=entity_id)
         existing_obs = {
             normalize_observation(t)
             for t in Observation.objects.filter(entity=entity).values_list("text", flat=True)
