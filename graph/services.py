@@ -7,7 +7,7 @@ archive done by a `supersedes` relation), so a failure anywhere leaves both as t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from django.db import transaction
@@ -27,7 +27,10 @@ CONFIDENCE_STEP = 0.05
 RELATION_SUPERSEDES = "supersedes"
 
 
-def _dedupe(values: Iterable[str], existing: set[str], key=lambda v: v) -> list[str]:
+def _dedupe(
+    values: Iterable[str], existing: set[str], key: Callable[[str], str] = str
+) -> list[str]:
+    """`values` in order, without those whose key is in `existing` or seen earlier."""
     out: list[str] = []
     seen = set(existing)
     for value in values:
@@ -180,7 +183,10 @@ def entity_forget(*, data: ForgetInput) -> ForgetOutput:
     archived = entity.status == Status.ARCHIVED
 
     if data.observation is not None:
-        deleted, _ = Observation.objects.filter(entity=entity, text=data.observation).delete()
+        # remember stores observations stripped, so the text to match is stripped too.
+        deleted, _ = Observation.objects.filter(
+            entity=entity, text=data.observation.strip()
+        ).delete()
         if not deleted:
             return ForgetOutput(
                 name=entity.name,

@@ -170,3 +170,10 @@ def test_it_rejects_an_unknown_key() -> None:
 
     assert excinfo.value.message == "permanent: unknown field"
     assert stored("auth-decision").status == "active"
+
+
+def test_removing_an_observation_ignores_surrounding_whitespace_as_remember_does() -> None:
+    remember("padded", "  keep the cache warm  ", "another fact")
+    result = forget("padded", observation="keep the cache warm \n")
+    assert result["removed"] is True
+    assert Observation.objects.filter(entity__name="padded").count() == 1
