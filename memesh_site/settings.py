@@ -52,6 +52,9 @@ DATABASES = {
         # pysqlite3 (or sqlean) with sqlite-vec loaded on every connection: memesh_site/db.
         "ENGINE": "memesh_site.db",
         "NAME": str(paths.db_path()),
+        # Keep each server thread's connection: opening one loads sqlite-vec and sets the
+        # PRAGMAs, which cost more than a whole recall.
+        "CONN_MAX_AGE": None,
         "OPTIONS": {
             # Writers take the lock at BEGIN; a DEFERRED read-then-write transaction cannot
             # wait for the lock and fails with "database is locked" (DESIGN §10).
