@@ -47,9 +47,9 @@ BENCH_SECRET_KEY = "memesh-bench-not-secret"  # keeps the bench from writing a k
 # The MATCH at the core of EntityManager.fts_candidates (live table, no filters), without its
 # join to graph_entity for the ranking inputs.
 BARE_MATCH_SQL = (
-    "SELECT rowid, bm25(graph_entity_fts, 2.0, 3.0, 1.0, 0.5) AS score FROM graph_entity_fts "
+    "SELECT rowid, bm25(graph_entity_fts, {weights}) AS score FROM graph_entity_fts "
     "WHERE graph_entity_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?"
-)
+)  # weights: graph.managers.BM25_WEIGHTS, filled in once Django is set up
 
 
 # --- vocabularies ------------------------------------------------------------------------------
@@ -456,6 +456,7 @@ def measure_queries(
     from django.db import connection
 
     from graph import text
+    from graph.managers import BM25_WEIGHTS
     from graph.models import Entity
     from graph.operations import OPERATIONS
     from graph.schemas import DEFAULT_RECALL_LIMIT
@@ -465,6 +466,7 @@ def measure_queries(
     limit = max(DEFAULT_RECALL_LIMIT * CANDIDATE_FACTOR, MIN_CANDIDATES)
     connection.ensure_connection()
     raw = connection.connection.cursor()  # the DB-API cursor, no Django wrapper
+    bare_match_sql = BARE_MATCH_SQL.format(weights=BM25_WEIGHTS)
 
     def select(query: str) -> list[str]:
         terms = text.query_terms(query)
@@ -484,7 +486,7 @@ def measure_queries(
         for q in warm:
             recall.run({"query": q}, ctx)
             if sel := select(q):
-                raw.execute(BARE_MATCH_SQL, (text.match_expression(sel), limit)).fetchall()
+                raw.execute(bare_match_sql, (text.match_expression(sel), limit)).fetchall()
         res = SizeResult(size)
         for q in qs:
             t0 = time.perf_counter()
@@ -505,7 +507,7 @@ def measure_queries(
                 continue
             match = text.match_expression(sel)
             t0 = time.perf_counter()
-            raw.execute(BARE_MATCH_SQL, (match, limit)).fetchall()
+            raw.execute(bare_match_sql, (match, limit)).fetchall()
             res.bare.append(time.perf_counter() - t0)
         results.append(res)
 

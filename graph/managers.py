@@ -1,6 +1,7 @@
 """Raw SQL for the keyword (FTS5) and vector (vec0) indexes.
 
-Two FTS5 tables share one shape (name, title, body, tags), keyed by entity id:
+Two FTS5 tables share one shape (head: name and title; body: observations and tags), keyed by
+entity id:
 `graph_entity_fts` holds active entities, `graph_entity_fts_archived` archived ones. Keeping
 archived rows out of the live table means ordinary recall can never surface them, and the
 fts5vocab table over the live index gives the per-term document counts that the
@@ -31,12 +32,11 @@ VOCAB = "graph_entity_fts_vocab"
 ARCHIVED_VOCAB = "graph_entity_fts_archived_vocab"
 VEC = "graph_entity_vec"
 
-# Column weights for bm25(): name, title, body (observations), tags.
-# A title is a summary written to be read and found, so a hit there is the strongest signal;
-# a name is an identifier, often abbreviated ("auth-decision"); observations carry most of
-# the words and get the base weight; tags are labels such as project:x shared by many
-# memories, so they only nudge.
-BM25_WEIGHTS = "2.0, 3.0, 1.0, 0.5"
+# Column weights for bm25(): head (name + title), body (observations + tags).
+# Name and title label the memory, written to be read and found, so a word there is stronger
+# evidence than the same word somewhere in its observations. Tags share the body's weight:
+# the common ones (project:x) already get a low IDF from bm25 itself.
+BM25_WEIGHTS = "2.5, 1.0"
 
 # Params: ids. Result: id, name, title, status.
 _SQL_INDEX_ENTITIES = "SELECT id, name, title, status FROM graph_entity WHERE id IN ({ids})"
@@ -47,8 +47,8 @@ _SQL_INDEX_OBSERVATIONS = (
 # Params: ids. Result: entity_id, name.
 _SQL_INDEX_TAGS = "SELECT entity_id, name FROM graph_tag WHERE entity_id IN ({ids}) ORDER BY id"
 _SQL_FTS_DELETE = "DELETE FROM {table} WHERE rowid IN ({ids})"
-# Params: id, name, title, body, tags (all index_text output).
-_SQL_FTS_INSERT = "INSERT INTO {table} (rowid, name, title, body, tags) VALUES (?, ?, ?, ?, ?)"
+# Params: id, head, body (index_text output).
+_SQL_FTS_INSERT = "INSERT INTO {table} (rowid, head, body) VALUES (?, ?, ?)"
 
 # Params: one term per arm. Result: term, number of rows of that index containing it. One
 # `term = ?` arm per term: fts5vocab uses its index only for equality, so an IN list would
@@ -181,10 +181,10 @@ class EntityManager(models.Manager):
                     _SQL_FTS_INSERT.format(table=table),
                     [
                         entity_id,
-                        index_text(name),
-                        index_text(title or ""),
-                        index_text("\n".join(bodies.get(entity_id, []))),
-                        index_text(" ".join(tags.get(entity_id, []))),
+                        index_text(f"{name}\n{title or ''}"),
+                        index_text(
+                            "\n".join([*bodies.get(entity_id, []), *tags.get(entity_id, [])])
+                        ),
                     ],
                 )
         self.vector_delete(ids)

@@ -14,7 +14,11 @@ memesh runs keyword-only (the system check says so); `memesh reindex` creates it
 
 from django.db import migrations
 
-FTS_COLUMNS = "name, title, body, tags"
+# Two columns, not one per field: bm25() does per-column work for every row it scores, and
+# with four columns (name, title, observations, tags) a broad query at 100k rows took 38 %
+# longer. `head` holds what labels a memory (name, title); `body` what it says (observations,
+# tags).
+FTS_COLUMNS = "head, body"
 FTS_OPTIONS = "tokenize='ascii'"
 
 CREATE = [
