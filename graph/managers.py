@@ -89,10 +89,14 @@ _SQL_OBSERVATION_INSERT = (
 )
 # Params per row: entity id, tag.
 _SQL_TAG_INSERT = "INSERT INTO graph_tag (entity_id, name) VALUES (?, ?)"
-# Params: time, ids. Counts one access; leaves updated_at alone (a read is not a write).
-_SQL_RECORD_ACCESS = """
-UPDATE graph_entity SET access_count = access_count + 1, last_accessed_at = ?
-WHERE id IN ({ids})
+# Params per row: accesses to add, time of the last one (twice), id. Leaves updated_at alone
+# (a read is not a write); never moves last_accessed_at backwards.
+_SQL_ADD_ACCESSES = """
+UPDATE graph_entity
+SET access_count = access_count + ?,
+    last_accessed_at = CASE WHEN last_accessed_at IS NULL OR last_accessed_at < ? THEN ?
+                            ELSE last_accessed_at END
+WHERE id = ?
 """
 
 # One arm of the candidate query. Params: MATCH expression, [namespace], [tag].
@@ -335,12 +339,14 @@ class EntityManager(models.Manager):
             with _cursor() as cur:
                 cur.executemany(_SQL_TAG_INSERT, [(entity_id, name) for name in names])
 
-    def accesses_record(self, entity_ids: Sequence[int], when: datetime) -> None:
+    def accesses_add(self, counts: dict[int, int], last_seen: dict[int, datetime]) -> None:
+        """Add recall accesses: id -> how many, id -> when the last one happened."""
+        rows = []
+        for entity_id, n in counts.items():
+            at = _db_time(last_seen[entity_id])
+            rows.append((n, at, at, entity_id))
         with _cursor() as cur:
-            cur.execute(
-                _SQL_RECORD_ACCESS.format(ids=_placeholders(len(entity_ids))),
-                [_db_time(when), *entity_ids],
-            )
+            cur.executemany(_SQL_ADD_ACCESSES, rows)
 
 
 @dataclass(slots=True)

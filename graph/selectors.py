@@ -4,7 +4,8 @@ Recall pipeline for a query (graph.text has the tokenizer, graph.scoring the for
 1. Tokenize; a non-empty query with nothing searchable returns nothing.
 2. Look up each term's document frequency among active entities; apply the guard and cap.
 3. Ask FTS5 for the best candidates by bm25 (filters applied in SQL, before the LIMIT).
-4. Rank with the bounded usage factors, keep `limit`, count an access for each one returned.
+4. Rank with the bounded usage factors, keep `limit`, count an access for each one returned
+   (batched: graph/access.py).
 No query lists recent memories (last write first) and counts no access: a listing is not a
 match.
 """
@@ -14,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from django.db import transaction
-
 from graph import scoring, text
+from graph.access import note_accesses
 from graph.managers import EntityDocument
 from graph.models import Entity, Status
 from graph.schemas import (
@@ -89,9 +89,7 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
     )
     returned = ranked[: data.limit]
     ids = [r.entity_id for r in returned]
-    if ids:
-        with transaction.atomic():
-            Entity.objects.accesses_record(ids, now)
+    note_accesses(ids, now)
     matches = {
         r.entity_id: Match.model_construct(source="keyword", relevance=round(r.relevance, 4))
         for r in returned

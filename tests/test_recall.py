@@ -6,6 +6,7 @@ import unicodedata
 
 import pytest
 
+from graph.access import flush_accesses
 from graph.errors import InvalidInput
 from graph.models import Entity
 from tests.helpers import forget, names, recall, remember
@@ -175,10 +176,12 @@ def test_only_returned_results_count_as_accesses() -> None:
     for i in range(5):
         remember(f"n{i}", "shared topic words")
     recall("shared", limit=2)
+    flush_accesses()
     counts = dict(Entity.objects.values_list("name", "access_count"))
     assert sorted(counts.values()) == [0, 0, 0, 1, 1]
     recall()  # a listing is not a match
     recall(limit=5)
+    flush_accesses()
     assert sum(Entity.objects.values_list("access_count", flat=True)) == 2
     assert Entity.objects.get(name="n4").last_accessed_at is not None
 
