@@ -289,7 +289,21 @@ class EntityManager(models.Manager):
         with _cursor() as cur:
             cur.execute(_SQL_ENTITY_FIELDS.format(ids=marks), ids)
             for row in cur.fetchall():
-                docs[row[0]] = EntityDocument(*row[:9], metadata=json.loads(row[9] or "{}"))
+                entity_id, name, title, type_, namespace, status, confidence, created, updated = (
+                    row[:9]
+                )
+                docs[entity_id] = EntityDocument(
+                    entity_id,
+                    name,
+                    title,
+                    type_,
+                    namespace,
+                    status,
+                    confidence,
+                    created,
+                    updated,
+                    metadata=json.loads(row[9] or "{}"),
+                )
             cur.execute(_SQL_OBSERVATIONS_OF.format(ids=marks), ids)
             for entity_id, body in cur.fetchall():
                 docs[entity_id].observations.append(body)

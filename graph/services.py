@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from typing import cast
 
 from django.db import transaction
 from django.utils import timezone
@@ -17,6 +18,7 @@ from graph.models import Entity, Namespace, Observation, Relation, Status, Tag
 from graph.schemas import (
     ForgetInput,
     ForgetOutput,
+    NamespaceName,
     RelationOutput,
     RememberInput,
     RememberOutput,
@@ -62,7 +64,7 @@ def entity_remember(*, data: RememberInput, source_host: str) -> RememberOutput:
     now = timezone.now()
     entity_id = Entity.objects.id_for_name(data.name)
     created = entity_id is None
-    moved_from: str | None = None
+    moved_from: NamespaceName | None = None
     reactivated = False
 
     if entity_id is None:
@@ -100,7 +102,7 @@ def entity_remember(*, data: RememberInput, source_host: str) -> RememberOutput:
             entity.title = data.title
             fields.append("title")
         if data.namespace is not None and data.namespace != entity.namespace:
-            moved_from = entity.namespace
+            moved_from = cast(NamespaceName, entity.namespace)
             entity.metadata = {**entity.metadata, "previous_namespace": moved_from}
             entity.namespace = data.namespace
             fields += ["namespace", "metadata"]

@@ -123,8 +123,8 @@ def _raw_tokens(text: str) -> Iterator[tuple[str, bool]]:
     """Yield (token, is_word) in text order; is_word is False for 2-character pieces."""
     text = normalize(text)
     if text.isascii():  # the common case, and a regex is ~10x faster than the loop below
-        for word in _ASCII_WORD.findall(text):
-            yield word, True
+        for token in _ASCII_WORD.findall(text):
+            yield token, True
         return
     word: list[str] = []
     run: list[str] = []

@@ -14,4 +14,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
 
 from memesh_site.wsgi import application as wsgi_application
 
-application = WSGIMiddleware(wsgi_application, workers=envint("MEMESH_HTTP_THREADS", 8))
+# Django's responses are iterables of bytes; its stubs type __call__ as returning a response.
+application = WSGIMiddleware(
+    wsgi_application,  # type: ignore[arg-type]
+    workers=envint("MEMESH_HTTP_THREADS", 8),
+)

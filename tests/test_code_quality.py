@@ -1,7 +1,8 @@
-"""The codebase stays ruff-clean (lint and format), checked on every CI run."""
+"""The codebase stays ruff-clean (lint and format) and mypy-clean, checked on every CI run."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,17 +10,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _ruff(*args: str) -> subprocess.CompletedProcess[str]:
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "ruff", *args], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-m", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "memesh_site.settings"},
     )
 
 
 def test_the_code_passes_ruff_lint() -> None:
-    result = _ruff("check", "--output-format", "concise", ".")
+    result = _run("ruff", "check", "--output-format", "concise", ".")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_the_code_is_ruff_formatted() -> None:
-    result = _ruff("format", "--check", ".")
+    result = _run("ruff", "format", "--check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_code_passes_mypy() -> None:
+    result = _run("mypy", "--no-incremental")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -24,14 +24,15 @@ from memesh_site.db.driver import Database
 logger = logging.getLogger(__name__)
 
 # Django registers these on the stdlib sqlite3 module at import; the driver has its own registry.
+# (The type: ignore comments below mark Django internals that django-stubs does not describe.)
 Database.register_converter("bool", b"1".__eq__)
-Database.register_converter("date", sqlite_base.decoder(sqlite_base.parse_date))
-Database.register_converter("time", sqlite_base.decoder(sqlite_base.parse_time))
-Database.register_converter("datetime", sqlite_base.decoder(sqlite_base.parse_datetime))
-Database.register_converter("timestamp", sqlite_base.decoder(sqlite_base.parse_datetime))
+Database.register_converter("date", sqlite_base.decoder(sqlite_base.parse_date))  # type: ignore[attr-defined]
+Database.register_converter("time", sqlite_base.decoder(sqlite_base.parse_time))  # type: ignore[attr-defined]
+Database.register_converter("datetime", sqlite_base.decoder(sqlite_base.parse_datetime))  # type: ignore[attr-defined]
+Database.register_converter("timestamp", sqlite_base.decoder(sqlite_base.parse_datetime))  # type: ignore[attr-defined]
 Database.register_adapter(decimal.Decimal, str)
-Database.register_adapter(datetime.date, sqlite_base.adapt_date)
-Database.register_adapter(datetime.datetime, sqlite_base.adapt_datetime)
+Database.register_adapter(datetime.date, sqlite_base.adapt_date)  # type: ignore[attr-defined]
+Database.register_adapter(datetime.datetime, sqlite_base.adapt_datetime)  # type: ignore[attr-defined]
 
 # busy_timeout is also set through connect(timeout=...) from OPTIONS; the PRAGMA makes it hold
 # for connections opened without OPTIONS too. 30 s: a long reindex batch must not fail writers.
@@ -44,14 +45,14 @@ PRAGMAS = (
 MIN_BUSY_TIMEOUT_MS = 30_000
 
 
-class SQLiteCursorWrapper(Database.Cursor):
+class SQLiteCursorWrapper(Database.Cursor):  # type: ignore[name-defined,misc]
     """Django's %s → ? conversion on the driver's own Cursor class.
 
     cursor(factory=...) rejects a subclass of the stdlib Cursor, and Django's wrapper uses
     zero-argument super(), so its methods cannot simply be borrowed.
     """
 
-    convert_query = sqlite_base.SQLiteCursorWrapper.convert_query
+    convert_query = sqlite_base.SQLiteCursorWrapper.convert_query  # type: ignore[attr-defined]
 
     def execute(self, query: str, params: Any = None) -> Any:
         if params is None:
@@ -116,7 +117,7 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
             if "journal_mode" in pragma and self.is_in_memory_db():
                 continue
             conn.execute(pragma)
-        for init_command in self.init_commands:  # keeps OPTIONS["init_command"] working
+        for init_command in self.init_commands:  # type: ignore[attr-defined]  # keeps OPTIONS["init_command"] working
             if init_command := init_command.strip():
                 conn.execute(init_command)
         return conn
