@@ -23,16 +23,8 @@ def envelope(error_code: str, message: str, **extra: Any) -> dict[str, Any]:
 def _drf_error(exc: drf.APIException) -> tuple[int, dict[str, Any]]:
     if isinstance(exc, drf.ParseError):
         return 400, envelope("validation.bad-body", f"Request body is not valid JSON: {exc.detail}")
-    if isinstance(exc, drf.UnsupportedMediaType):
-        return 400, envelope("validation.bad-body", str(exc.detail))
     if isinstance(exc, drf.MethodNotAllowed):
         return 405, envelope("route.method-not-allowed", str(exc.detail))
-    if isinstance(exc, drf.NotFound):
-        return 404, envelope("route.not-found", str(exc.detail), code="NOT_FOUND")
-    if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
-        return 401, envelope("auth.missing-bearer", str(exc.detail))
-    if isinstance(exc, drf.ValidationError):
-        return 400, envelope("validation.bad-body", str(exc.detail))
     return exc.status_code, envelope("server.internal", str(exc.detail))
 
 

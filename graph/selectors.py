@@ -13,7 +13,8 @@ match.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+
+from django.utils import timezone
 
 from graph import scoring, text
 from graph.access import note_accesses
@@ -33,11 +34,6 @@ from graph.schemas import (
 CANDIDATE_FACTOR = 2
 MIN_CANDIDATES = 40
 RELATION_CONTRADICTS = "contradicts"
-
-
-def _utcnow() -> datetime:
-    # The database stores naive UTC (Django converts on the way in); raw reads return it so.
-    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def entity_recall(*, data: RecallInput) -> RecallOutput:
@@ -63,7 +59,7 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
     if not selected:
         return nothing
 
-    now = _utcnow()
+    now = timezone.now()
     hits = Entity.objects.fts_candidates(
         text.match_expression(selected),
         limit=max(data.limit * CANDIDATE_FACTOR, MIN_CANDIDATES),

@@ -9,7 +9,8 @@ already tokenized the text (graph/text.py). Each table has an fts5vocab companio
 per-term document counts for the query guard.
 
 The vec0 table needs the sqlite-vec extension. Where it cannot load, the migration skips it and
-memesh runs keyword-only (the system check says so); `memesh reindex` creates it later.
+memesh runs keyword-only (the system check says so) and the table is created once the
+extension loads and the vector index is rebuilt.
 """
 
 from django.db import migrations
