@@ -22,15 +22,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import connection, models
+from django.db import connection, models, transaction
 
-from graph.text import index_text
+from graph.text import embedding_text, index_text, text_hash
 
 LIVE_FTS = "graph_entity_fts"
 ARCHIVED_FTS = "graph_entity_fts_archived"
 VOCAB = "graph_entity_fts_vocab"
 ARCHIVED_VOCAB = "graph_entity_fts_archived_vocab"
-VEC = "graph_entity_vec"
 
 # Column weights for bm25(): head (name + title), body (observations + tags).
 # Name and title label the memory, written to be read and found, so a word there is stronger
@@ -46,6 +45,12 @@ _SQL_INDEX_OBSERVATIONS = (
 )
 # Params: ids. Result: entity_id, name.
 _SQL_INDEX_TAGS = "SELECT entity_id, name FROM graph_tag WHERE entity_id IN ({ids}) ORDER BY id"
+# Params per row: hash, id.
+_SQL_SET_EMBEDDING_HASH = "UPDATE graph_entity SET embedding_hash = ? WHERE id = ?"
+# Params: ids. Result: the generations holding a vector of any of them.
+_SQL_VECTOR_GENERATIONS = (
+    "SELECT DISTINCT generation FROM graph_entityvector WHERE entity_id IN ({ids})"
+)
 _SQL_FTS_DELETE = "DELETE FROM {table} WHERE rowid IN ({ids})"
 # Params: id, head, body (index_text output).
 _SQL_FTS_INSERT = "INSERT INTO {table} (rowid, head, body) VALUES (?, ?, ?)"
@@ -118,6 +123,15 @@ FROM ({arms} ORDER BY score, id DESC LIMIT ?) AS c
 JOIN graph_entity AS e ON e.id = c.id
 ORDER BY c.score, c.id DESC
 """
+# Params: now (naive UTC), ids, [namespace], [tag]. Result per active entity among the ids:
+# the ranking inputs of _SQL_FTS_CANDIDATES with a bm25 of 0 (no keyword evidence).
+_SQL_RANKING_INPUTS = """
+SELECT e.id, 0.0,
+       julianday(?) - julianday(max(e.updated_at, coalesce(e.last_accessed_at, e.updated_at))),
+       e.access_count, e.confidence, e.recall_hits, e.recall_misses
+FROM graph_entity AS e
+WHERE e.id IN ({ids}) AND e.status = 'active' {filters}
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +173,9 @@ class EntityManager(models.Manager):
 
         Call inside the write's transaction: the index then commits or rolls back with it.
         An active entity goes to the live table, an archived one to the archived table, a
-        deleted one to neither. Stored vectors describe the old text, so they are dropped
-        here and recomputed by the embedding pipeline.
+        deleted one to neither. The entity's embedding_hash is set from its new text: an
+        active entity keeps its old vector (the nearest thing to right) until the embedding
+        worker replaces it; an archived one loses its vectors here, at once.
         """
         ids = sorted(set(entity_ids))
         if not ids:
@@ -179,8 +194,14 @@ class EntityManager(models.Manager):
                 tags.setdefault(entity_id, []).append(name)
             for table in (LIVE_FTS, ARCHIVED_FTS):
                 cur.execute(_SQL_FTS_DELETE.format(table=table, ids=marks), ids)
+            archived = []
+            hashes = []
             for entity_id, name, title, status in entities:
                 table = LIVE_FTS if status == "active" else ARCHIVED_FTS
+                if status != "active":
+                    archived.append(entity_id)
+                text = embedding_text(name, title, bodies.get(entity_id, []))
+                hashes.append((text_hash(text), entity_id))
                 cur.execute(
                     _SQL_FTS_INSERT.format(table=table),
                     [
@@ -191,26 +212,55 @@ class EntityManager(models.Manager):
                         ),
                     ],
                 )
-        self.vector_delete(ids)
+            cur.executemany(_SQL_SET_EMBEDDING_HASH, hashes)
+        if archived:
+            self.vectors_drop(archived)
+        # The worker computes the new vectors once this write has committed.
+        from graph.vectors import request_embedding
+
+        transaction.on_commit(request_embedding)
 
     def index_rebuild(self) -> int:
-        """Rebuild both keyword indexes from the entity tables; returns entities indexed."""
-        with _cursor() as cur:
-            for table in (LIVE_FTS, ARCHIVED_FTS):
-                cur.execute(f"DELETE FROM {table}")
-        ids = list(self.values_list("id", flat=True))
-        for start in range(0, len(ids), 500):
-            self.index_sync(ids[start : start + 500])
+        """Rebuild both keyword indexes from the entity tables, in one transaction; returns
+        entities indexed."""
+        with transaction.atomic():
+            with _cursor() as cur:
+                for table in (LIVE_FTS, ARCHIVED_FTS):
+                    cur.execute(f"DELETE FROM {table}")
+            ids = list(self.values_list("id", flat=True))
+            for start in range(0, len(ids), 500):
+                self.index_sync(ids[start : start + 500])
         return len(ids)
 
-    def vector_delete(self, entity_ids: Sequence[int]) -> None:
-        if not entity_ids or not vector_index_ready():
-            return
+    def vectors_drop(self, entity_ids: Sequence[int]) -> None:
+        """Remove these entities' vectors from every generation (live and staging)."""
+        from graph.models import EntityVector
+
         with _cursor() as cur:
             cur.execute(
-                f"DELETE FROM {VEC} WHERE rowid IN ({_placeholders(len(entity_ids))})",
-                list(entity_ids),
+                _SQL_VECTOR_GENERATIONS.format(ids=_placeholders(len(entity_ids))), entity_ids
             )
+            generations = [row[0] for row in cur.fetchall()]
+        for generation in generations:
+            EntityVector.objects.remove(generation, entity_ids)
+
+    def embedding_texts(self, entity_ids: Sequence[int]) -> dict[int, str]:
+        """The text each of these entities' vector is built from (active entities only)."""
+        ids = sorted(set(entity_ids))
+        if not ids:
+            return {}
+        marks = _placeholders(len(ids))
+        with _cursor() as cur:
+            cur.execute(_SQL_INDEX_ENTITIES.format(ids=marks), ids)
+            entities = [row for row in cur.fetchall() if row[3] == "active"]
+            cur.execute(_SQL_INDEX_OBSERVATIONS.format(ids=marks), ids)
+            bodies: dict[int, list[str]] = {}
+            for entity_id, text in cur.fetchall():
+                bodies.setdefault(entity_id, []).append(text)
+        return {
+            entity_id: embedding_text(name, title, bodies.get(entity_id, []))
+            for entity_id, name, title, _ in entities
+        }
 
     # --- keyword search ------------------------------------------------------------------
 
@@ -273,6 +323,33 @@ class EntityManager(models.Manager):
             params.extend(table_params)
         sql = _SQL_FTS_CANDIDATES.format(arms=" UNION ALL ".join(parts))
         params.append(limit)
+        with _cursor() as cur:
+            cur.execute(sql, params)
+            return [KeywordHit(*row) for row in cur.fetchall()]
+
+    def ranking_inputs(
+        self,
+        entity_ids: Sequence[int],
+        *,
+        now: datetime,
+        namespace: str | None = None,
+        tag: str | None = None,
+    ) -> list[KeywordHit]:
+        """Ranking inputs of these active entities (for candidates found by vectors),
+        filtered like fts_candidates; bm25 is 0."""
+        if not entity_ids:
+            return []
+        filters = ""
+        params: list[object] = [_db_time(now), *entity_ids]
+        if namespace is not None:
+            filters += " AND e.namespace = ?"
+            params.append(namespace)
+        if tag is not None:
+            filters += (
+                " AND EXISTS (SELECT 1 FROM graph_tag AS t WHERE t.entity_id = e.id AND t.name = ?)"
+            )
+            params.append(tag)
+        sql = _SQL_RANKING_INPUTS.format(ids=_placeholders(len(entity_ids)), filters=filters)
         with _cursor() as cur:
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]
@@ -398,12 +475,3 @@ def _leading_varint(blob: bytes) -> int:
         if not byte & 0x80:
             break
     return value
-
-
-def vector_index_ready() -> bool:
-    """sqlite-vec is loaded on this connection and the vec0 table exists."""
-    if not getattr(connection, "vec_available", False):
-        return False
-    with _cursor() as cur:
-        cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [VEC])
-        return cur.fetchone() is not None

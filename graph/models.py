@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from graph.managers import EntityManager
+from graph.vector_manager import VectorManager
 
 DEFAULT_CONFIDENCE = 0.8
 
@@ -45,6 +46,9 @@ class Entity(models.Model):
     # Time of the last write (not of the last read): recency and the recent listing use it.
     updated_at = models.DateTimeField(default=timezone.now)
     metadata = models.JSONField(default=dict, blank=True)
+    # Hash of the text its vector is built from (name, title, observations), kept by
+    # index_sync: an entity whose vector carries another hash is waiting to be embedded.
+    embedding_hash = models.CharField(max_length=32, blank=True, default="")
 
     objects = EntityManager()
 
@@ -103,6 +107,34 @@ class Relation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.from_entity_id} -{self.type}-> {self.to_entity_id}"
+
+
+class EntityVector(models.Model):
+    """An entity's vector in one index generation (graph.vectors explains generations).
+
+    The float vector is kept here for exact rescoring; the generation's vec0 table holds its
+    sign bits for the coarse nearest-neighbour search. Not a foreign key: a staged row may
+    outlive nothing, but entities are archived rather than deleted, and swaps prune.
+    """
+
+    generation = models.PositiveIntegerField()
+    entity_id = models.BigIntegerField()
+    text_hash = models.CharField(max_length=32)
+    embedding = models.BinaryField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = VectorManager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["generation", "entity_id"], name="vector_unique_per_generation"
+            )
+        ]
+        indexes = [models.Index(fields=["entity_id"], name="vector_entity")]
+
+    def __str__(self) -> str:
+        return f"g{self.generation}:{self.entity_id}"
 
 
 class MetaEntry(models.Model):

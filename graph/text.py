@@ -22,6 +22,7 @@ FTS5 strings (`match_expression`), so no FTS5 syntax typed by a user is ever int
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
@@ -223,3 +224,13 @@ def match_expression(terms: Sequence[str]) -> str:
 def normalize_observation(text: str) -> str:
     """Whitespace-normalised form used to recognise an observation already stored."""
     return " ".join(text.split())
+
+
+def embedding_text(name: str, title: str | None, observations: Sequence[str]) -> str:
+    """What an entity's vector is built from: name, title, then observations in order."""
+    return "\n".join([name, *([title] if title else []), *observations])
+
+
+def text_hash(text: str) -> str:
+    """A short, stable fingerprint of an embedding text (32 hex characters)."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()

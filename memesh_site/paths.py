@@ -25,6 +25,14 @@ def db_path() -> Path:
     return Path(raw).expanduser() if raw else memesh_home() / DB_FILENAME
 
 
+def celery_broker_dir() -> Path:
+    """Folder of the embedded filesystem broker; created (0700) with its subfolders."""
+    root = memesh_home() / "celery"
+    for sub in ("queue", "processed", "control"):
+        ensure_private_dir(root / sub)
+    return root
+
+
 def ensure_private_dir(path: Path) -> None:
     """Create `path` (and parents) with mode 0700 if missing."""
     if not path.exists():

@@ -24,6 +24,7 @@ INSTALLED_APPS = [
     "django.contrib.auth",
     "django.contrib.staticfiles",
     "rest_framework",
+    "django_celery_results",
     "graph.apps.GraphConfig",
     "proposals.apps.ProposalsConfig",
     "api.apps.ApiConfig",
@@ -80,6 +81,28 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "api.errors.drf_exception_handler",
 }
 
+# Celery (DESIGN §10): the embedded default needs no service — a filesystem broker under
+# MEMESH_HOME, polled every 0.1 s, and results in the database. `memesh serve` runs a worker.
+CELERY_BROKER_URL = envstr("MEMESH_CELERY_BROKER", "filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _queue = paths.celery_broker_dir()
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # One folder in and out: producers and the worker share it.
+        "data_folder_in": str(_queue / "queue"),
+        "data_folder_out": str(_queue / "queue"),
+        "processed_folder": str(_queue / "processed"),
+        "control_folder": str(_queue / "control"),
+        "store_processed": False,
+        "polling_interval": 0.1,
+    }
+CELERY_RESULT_BACKEND = "django-db"
+CELERY_TASK_ALWAYS_EAGER = envbool("MEMESH_CELERY_EAGER", False)
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Writes within this window share one embedding task (graph/vectors.py: request_embedding).
+MEMESH_EMBED_DEBOUNCE_SECONDS = float(envstr("MEMESH_EMBED_DEBOUNCE_SECONDS", "0.5"))
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
@@ -94,5 +117,9 @@ LOGGING = {
     "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr"}},
     "root": {"handlers": ["stderr"], "level": envstr("MEMESH_LOG_LEVEL", "WARNING")},
     # A foreign Host header already gets a 400 envelope; a traceback per probe is noise.
-    "loggers": {"django.security.DisallowedHost": {"handlers": [], "propagate": False}},
+    "loggers": {
+        "django.security.DisallowedHost": {"handlers": [], "propagate": False},
+        # kombu warns that filesystem:// has no host name, on every connection.
+        "kombu.connection": {"level": "ERROR"},
+    },
 }

@@ -16,4 +16,10 @@ if "MEMESH_HOME" not in os.environ:
     os.environ["MEMESH_HOME"] = _home
     atexit.register(shutil.rmtree, _home, ignore_errors=True)
 
+# Tests of keyword recall run keyword-only; tests of vectors choose an embedder (conftest's
+# `embedder` fixture). Celery tasks run in-process, one per write.
+os.environ.setdefault("MEMESH_EMBEDDER", "none")
+os.environ.setdefault("MEMESH_CELERY_EAGER", "true")
+os.environ.setdefault("MEMESH_EMBED_DEBOUNCE_SECONDS", "0")
+
 from memesh_site.settings import *  # noqa: F403

@@ -78,7 +78,7 @@ def test_foreign_keys_are_enforced():
         assert scalar(cur, "PRAGMA foreign_keys") == 1
 
 
-def test_migrations_create_the_fts5_vocab_and_vec0_tables():
+def test_migrations_create_the_fts5_and_vocab_tables_and_no_fixed_width_vec0_table():
     with connection.cursor() as cur:
         cur.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
         tables = dict(cur.fetchall())
@@ -86,7 +86,9 @@ def test_migrations_create_the_fts5_vocab_and_vec0_tables():
     assert "USING fts5" in tables["graph_entity_fts"]
     assert "USING fts5" in tables["graph_entity_fts_archived"]
     assert "USING fts5vocab" in tables["graph_entity_fts_vocab"]
-    assert "USING vec0" in tables["graph_entity_vec"]
+    # vec0 tables are made per index generation, at the embedder's width (graph/vectors.py).
+    assert "graph_entity_vec" not in tables
+    assert not any(name.startswith("graph_vec_g") for name in tables)
 
 
 def test_fts5_error_reports_a_missing_module_and_passes_on_real_fts5():

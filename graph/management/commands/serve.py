@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
+import os
+import subprocess
 import sys
 from typing import Any
 
@@ -10,7 +12,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memesh_site.env import envint, envstr
+from memesh_site.env import envbool, envint, envstr
 
 
 def is_loopback(host: str) -> bool:
@@ -36,6 +38,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--log-level", default="warning", choices=["critical", "error", "warning", "info"]
         )
+        parser.add_argument(
+            "--no-worker",
+            action="store_true",
+            default=not envbool("MEMESH_WORKER", True),
+            help="Do not start the background worker (embedding); run `memesh worker` yourself.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         host: str = options["host"]
@@ -55,11 +63,45 @@ class Command(BaseCommand):
         db = settings.DATABASES["default"]["NAME"]
         sys.stderr.write(f"memesh {settings.VERSION} serving http://{host}:{port}/v1 (db: {db})\n")
         sys.stderr.write("Only this machine can reach it (loopback bind).\n")
-        uvicorn.run(
-            "memesh_site.asgi:application",
-            host=host.strip("[]"),
-            port=port,
-            log_level=options["log_level"],
-            access_log=options["log_level"] == "info",
-            lifespan="off",
-        )
+        worker = None if options["no_worker"] else _start_worker(options["log_level"])
+        try:
+            uvicorn.run(
+                "memesh_site.asgi:application",
+                host=host.strip("[]"),
+                port=port,
+                log_level=options["log_level"],
+                access_log=options["log_level"] == "info",
+                lifespan="off",
+            )
+        finally:
+            if worker is not None:
+                _stop(worker)
+
+
+def _start_worker(log_level: str) -> subprocess.Popen[bytes] | None:
+    """The embedded background worker: a child process that lives as long as the server."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return None  # tasks run inside the request's process
+    sys.stderr.write("Background worker started (embedding runs off the request path).\n")
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memesh_site.cli",
+            "worker",
+            "--log-level",
+            log_level,
+            "--parent-pid",
+            str(os.getpid()),
+        ],
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _stop(worker: subprocess.Popen[bytes]) -> None:
+    worker.terminate()
+    try:
+        worker.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()

@@ -1,0 +1,173 @@
+"""`memesh doctor`'s checks: is the database usable, which embedder is active and does it work,
+and what state the vector index is in."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.db import connection
+
+from graph import vectors
+from graph.embedding import provider
+from graph.embedding.base import EmbedderError
+from graph.embedding.config import load_config
+from graph.models import Entity, EntityVector, MetaEntry
+from graph.vectors import LAST_ERROR_KEY, STAGING_KEY, UnreadableMarker
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    data: dict[str, Any] | None = None
+
+
+def run_checks(*, probe: bool = True) -> list[Check]:
+    checks: list[Check] = []
+    connection.ensure_connection()
+    entities = Entity.objects.count()
+    checks.append(Check("database", "ok", f"{entities} memories", {"entities": entities}))
+    vec_error = getattr(connection, "vec_error", "not loaded")
+    if vec_error is None:
+        checks.append(Check("sqlite-vec", "ok", "loaded"))
+    else:
+        checks.append(Check("sqlite-vec", "warn", f"not loaded ({vec_error}): keyword-only"))
+
+    config = load_config()
+    embedder = provider.current()
+    if embedder is None:
+        checks.append(
+            Check(
+                "embedder", "warn", "none configured: recall is keyword-only", {"provider": "none"}
+            )
+        )
+    else:
+        info: dict[str, Any] = {
+            "provider": embedder.provider,
+            "model": embedder.model,
+            "identity": embedder.identity,
+        }
+        if config.base_url:
+            info["baseUrl"] = config.base_url
+        if config.api_key:
+            info["apiKey"] = "***"
+        if probe:
+            try:
+                info["dimensions"] = vectors.probe_width(embedder)
+                checks.append(
+                    Check(
+                        "embedder",
+                        "ok",
+                        f"{embedder.identity} works ({info['dimensions']}-d)",
+                        info,
+                    )
+                )
+            except EmbedderError as exc:
+                info["error"] = f"{exc.kind}: {exc}"
+                checks.append(
+                    Check(
+                        "embedder",
+                        "fail",
+                        f"{embedder.identity} does not work: {info['error']}",
+                        info,
+                    )
+                )
+        else:
+            checks.append(Check("embedder", "ok", f"{embedder.identity} (not probed)", info))
+    checks.extend(_index_checks(embedder.identity if embedder else None, vec_error is None))
+    for check in checks:
+        if check.data and "error" in check.data:
+            check.data["error"] = _redact(check.data["error"], config.api_key)
+        check.detail = _redact(check.detail, config.api_key)
+    return checks
+
+
+def _index_checks(identity: str | None, vec_loaded: bool) -> list[Check]:
+    if not vec_loaded:
+        return []
+    out: list[Check] = []
+    live = vectors.live_generation()
+    if live is None:
+        out.append(
+            Check(
+                "vector index",
+                "warn" if identity else "ok",
+                "no vectors yet"
+                + (" (the worker or `memesh embed` builds them)" if identity else ""),
+            )
+        )
+    else:
+        count = EntityVector.objects.row_count(live.generation)
+        pending = EntityVector.objects.pending_count(live.generation)
+        data = {**live.as_json(), "vectors": count, "pending": pending}
+        if identity is not None and live.identity != identity:
+            out.append(
+                Check(
+                    "vector index",
+                    "warn",
+                    f"built by {live.identity} but {identity} is configured: semantic "
+                    "search is off until `memesh reindex` completes",
+                    data,
+                )
+            )
+        elif pending:
+            out.append(
+                Check(
+                    "vector index",
+                    "warn",
+                    f"generation {live.generation}: {count} vectors, {pending} memories "
+                    "waiting (the worker or `memesh embed` catches up)",
+                    data,
+                )
+            )
+        else:
+            out.append(
+                Check(
+                    "vector index",
+                    "ok",
+                    f"generation {live.generation}: {count} vectors, all current",
+                    data,
+                )
+            )
+    try:
+        staging = vectors.read_marker(STAGING_KEY)
+    except UnreadableMarker:
+        out.append(
+            Check(
+                "staging index",
+                "fail",
+                "a half-built index has an unreadable marker: "
+                "run `memesh reindex --discard-generation`",
+            )
+        )
+    else:
+        if staging is not None:
+            rows = EntityVector.objects.row_count(staging.generation)
+            size = EntityVector.objects.stored_bytes(staging.generation)
+            out.append(
+                Check(
+                    "staging index",
+                    "warn",
+                    f"a half-built generation {staging.generation} of {staging.identity} "
+                    f"holds {rows} vectors ({size / 1e6:.1f} MB): `memesh reindex` "
+                    "resumes it, --discard-generation drops it",
+                    {**staging.as_json(), "vectors": rows, "bytes": size},
+                )
+            )
+    last = MetaEntry.objects.filter(key=LAST_ERROR_KEY).values_list("value", flat=True).first()
+    if last:
+        out.append(Check("last embedding error", "warn", str(last.get("error", last)), last))
+    return out
+
+
+def _redact(text: str, secret: str) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+def as_json(checks: list[Check]) -> dict[str, Any]:
+    return {
+        "ok": all(c.status != "fail" for c in checks),
+        "checks": [asdict(c) for c in checks],
+    }

@@ -1,0 +1,1 @@
+"""Embedding providers behind one interface (base.py), chosen by configuration (config.py)."""

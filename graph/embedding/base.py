@@ -1,0 +1,80 @@
+"""The embedder interface: what every embedding provider implements.
+
+A provider turns texts into L2-normalised float32 vectors of one fixed width. Failures are
+`EmbedderError`s with a `kind` callers can act on: a reindex counts consecutive failures,
+recall reports `degraded`, doctor names the kind.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+# Failure kinds. `auth` and `not_found` are configuration (never retried); `rate_limited`,
+# `server`, `network` and `timeout` are weather (retried with a bound); `bad_response` is a
+# reply that is not the provider's format or not the expected width.
+KINDS = (
+    "auth",
+    "not_found",
+    "rate_limited",
+    "server",
+    "network",
+    "timeout",
+    "bad_response",
+    "unavailable",
+    "bad_request",
+)
+
+
+class EmbedderError(Exception):
+    def __init__(self, message: str, *, kind: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+@dataclass(frozen=True)
+class EmbedderConfig:
+    """What the configuration says about embeddings (graph.embedding.config reads it)."""
+
+    provider: str  # local | ollama | openai | none | deterministic
+    model: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    dimensions: int | None = None  # requested width, where the provider lets us choose
+    timeout: float = 30.0
+
+
+class Embedder(ABC):
+    """One embedding provider, configured. Instances are shared by the threads of a process."""
+
+    provider: str
+    model: str
+
+    @property
+    def identity(self) -> str:
+        """Names the embedding space: vectors of different identities are never compared."""
+        return f"{self.provider}/{self.model}"
+
+    @property
+    @abstractmethod
+    def dimensions(self) -> int | None:
+        """The vector width when known without a call (None: learnt from the first reply)."""
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for `texts`, shape (len(texts), width), float32, each of unit length.
+
+        Raises EmbedderError. An empty `texts` returns an empty (0, width) array without a call
+        when the width is known.
+        """
+
+
+def normalise_rows(vectors: np.ndarray) -> np.ndarray:
+    """Scale each row to unit length (a zero row stays zero)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0.0, 1.0, norms)

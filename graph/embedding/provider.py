@@ -1,0 +1,38 @@
+"""The configured embedder of this process (one instance, created on first use)."""
+
+from __future__ import annotations
+
+import threading
+
+from graph.embedding.base import Embedder, EmbedderConfig
+from graph.embedding.config import load_config
+
+_lock = threading.Lock()
+_cached: tuple[EmbedderConfig, Embedder | None] | None = None
+
+
+def build(config: EmbedderConfig) -> Embedder | None:
+    """A new embedder for `config`; None for the `none` provider (keyword-only)."""
+    if config.provider == "none":
+        return None
+    if config.provider == "local":
+        from graph.embedding.local import LocalMiniLM
+
+        return LocalMiniLM()
+    if config.provider == "deterministic":
+        from graph.embedding.deterministic import DeterministicEmbedder
+
+        return DeterministicEmbedder(config.dimensions)
+    from graph.embedding.remote import OllamaEmbedder, OpenAIEmbedder
+
+    return OllamaEmbedder(config) if config.provider == "ollama" else OpenAIEmbedder(config)
+
+
+def current() -> Embedder | None:
+    """The embedder the configuration names; rebuilt when the configuration changes."""
+    global _cached
+    config = load_config()
+    with _lock:
+        if _cached is None or _cached[0] != config:
+            _cached = (config, build(config))
+        return _cached[1]

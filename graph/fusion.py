@@ -1,0 +1,67 @@
+"""Fusion of keyword and vector evidence into one relevance per candidate. Pure Python.
+
+Every candidate gets both scores where they exist: keyword candidates have their cosine
+similarity looked up exactly, vector neighbours have a keyword score of 0 (the keyword index
+did not return them). Then
+
+    relevance = KEYWORD_WEIGHT · keyword + (1 − KEYWORD_WEIGHT) · semantic
+
+with `keyword` the bm25 score relative to the best candidate (graph.scoring.normalise_bm25)
+and `semantic` the cosine similarity rescaled so that SIMILARITY_FLOOR maps to 0 and
+SIMILARITY_CEILING to 1. A weighted sum of normalised scores, not reciprocal-rank fusion:
+RRF rewards appearing in both lists, and an OR-ed keyword list is full of memories sharing
+one generic word with the question, which RRF then promotes over the paraphrase the vectors
+found (DESIGN §10 measured paraphrase hit@5 falling from 0.60 to 0.20). The weights, the
+rescaling and the cut-off below were chosen on bench/data/quality (docs/recall.md says how).
+
+A vector neighbour enters only when its similarity reaches SEMANTIC_CUTOFF, so a query about
+something memesh does not know returns few or no semantic-only results instead of the
+nearest unrelated memories. A keyword candidate whose vector is still being computed is
+scored on keyword evidence alone (semantic := keyword), so a fresh memory is not pushed down
+for not having a vector yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+KEYWORD_WEIGHT = 0.5
+SIMILARITY_FLOOR = 0.15
+SIMILARITY_CEILING = 0.75
+SEMANTIC_CUTOFF = 0.35
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    entity_id: int
+    relevance: float  # 0..1, what ranking uses
+    source: str  # "keyword" or "semantic"
+    reported: float  # what `match.relevance` says: keyword score, or the similarity
+
+
+def rescale(similarity: float) -> float:
+    span = SIMILARITY_CEILING - SIMILARITY_FLOOR
+    return min(1.0, max(0.0, (similarity - SIMILARITY_FLOOR) / span))
+
+
+def fuse(
+    keyword: Mapping[int, float],
+    similarity: Mapping[int, float],
+    *,
+    keyword_weight: float = KEYWORD_WEIGHT,
+    cutoff: float = SEMANTIC_CUTOFF,
+) -> list[Fused]:
+    """Fused candidates: every keyword candidate, plus vector neighbours at or above cutoff."""
+    out: list[Fused] = []
+    for entity_id, kw in keyword.items():
+        sim = similarity.get(entity_id)
+        semantic = kw if sim is None else rescale(sim)
+        out.append(
+            Fused(entity_id, keyword_weight * kw + (1 - keyword_weight) * semantic, "keyword", kw)
+        )
+    for entity_id, sim in similarity.items():
+        if entity_id in keyword or sim < cutoff:
+            continue
+        out.append(Fused(entity_id, (1 - keyword_weight) * rescale(sim), "semantic", min(1.0, sim)))
+    return out

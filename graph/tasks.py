@@ -1,0 +1,16 @@
+"""Celery tasks. Each has a synchronous twin (the function it calls), so nothing needs a worker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+
+from graph import vectors
+
+
+@shared_task(ignore_result=True)
+def embed_pending_task() -> dict[str, Any]:
+    """Embed every active entity whose live vector is missing or stale."""
+    report = vectors.embed_pending()
+    return {"embedded": report.embedded, "failed": report.failed, "skipped": report.skipped}

@@ -1,0 +1,234 @@
+"""Raw SQL for the vector index: one vec0 table per index generation, plus EntityVector rows.
+
+A generation is one embedding space (provider, model, width). Its vec0 table
+`graph_vec_g<N>` holds each vector's sign bits (`bit[width]`, 1/32 of the float size) for a
+Hamming-distance scan; the float32 vectors sit in `graph_entityvector` rows, keyed by
+(generation, entity), for exact cosine rescoring of the few hundred rows the scan keeps.
+At 100k vectors a float brute-force vec0 scan takes ~45–100 ms; this takes a fraction of
+that (docs/benchmarks.md has the figures).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from django.db import models
+
+from graph.managers import _cursor, _placeholders
+
+# Params: none. Creates the generation's bit table.
+_SQL_CREATE_TABLE = "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0(coarse bit[{dims}])"
+_SQL_DROP_TABLE = "DROP TABLE IF EXISTS {table}"
+# Params: generation, ids. Removes those entities' rows from one generation.
+_SQL_ROWS_DELETE = "DELETE FROM graph_entityvector WHERE generation = ? AND entity_id IN ({ids})"
+_SQL_BITS_DELETE = "DELETE FROM {table} WHERE rowid IN ({ids})"
+# Params per row: generation, entity id, text hash, float32 blob, created_at.
+_SQL_ROW_INSERT = (
+    "INSERT INTO graph_entityvector (generation, entity_id, text_hash, embedding, created_at)"
+    " VALUES (?, ?, ?, ?, ?)"
+)
+# Params per row: entity id, float32 blob (quantised to sign bits by sqlite-vec).
+_SQL_BITS_INSERT = "INSERT INTO {table} (rowid, coarse) VALUES (?, vec_quantize_binary(?))"
+# Params: query float32 blob, k. Result: the k rows nearest by Hamming distance of sign bits.
+_SQL_COARSE_NEIGHBOURS = (
+    "SELECT rowid FROM {table} WHERE coarse MATCH vec_quantize_binary(?) AND k = ?"
+)
+# Params: generation, ids. Result: entity id, float32 blob.
+_SQL_FLOATS_OF = (
+    "SELECT entity_id, embedding FROM graph_entityvector"
+    " WHERE generation = ? AND entity_id IN ({ids})"
+)
+# Params: generation. Result: entity id, text hash of every row of the generation.
+_SQL_HASHES = "SELECT entity_id, text_hash FROM graph_entityvector WHERE generation = ?"
+# Params: generation, [namespace], limit. Result: ids of active entities whose vector in the
+# generation is missing or was built from other text, oldest write first.
+_SQL_PENDING = """
+SELECT e.id FROM graph_entity AS e
+LEFT JOIN graph_entityvector AS v ON v.generation = ? AND v.entity_id = e.id
+WHERE e.status = 'active' AND (v.text_hash IS NULL OR v.text_hash != e.embedding_hash)
+{namespace}
+ORDER BY e.id
+LIMIT ?
+"""
+_SQL_PENDING_COUNT = """
+SELECT count(*) FROM graph_entity AS e
+LEFT JOIN graph_entityvector AS v ON v.generation = ? AND v.entity_id = e.id
+WHERE e.status = 'active' AND (v.text_hash IS NULL OR v.text_hash != e.embedding_hash)
+{namespace}
+"""
+# Params: generation. Result: ids of rows that belong to no active entity.
+_SQL_ORPHANS = """
+SELECT v.entity_id FROM graph_entityvector AS v
+LEFT JOIN graph_entity AS e ON e.id = v.entity_id
+WHERE v.generation = ? AND (e.id IS NULL OR e.status != 'active')
+"""
+_SQL_ROW_COUNT = "SELECT count(*) FROM graph_entityvector WHERE generation = ?"
+_SQL_ROW_BYTES = (
+    "SELECT coalesce(sum(length(embedding)), 0) FROM graph_entityvector WHERE generation = ?"
+)
+_SQL_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+# Params: target generation, source generation, entity ids. Copies rows across generations.
+_SQL_ROWS_COPY = """
+INSERT INTO graph_entityvector (generation, entity_id, text_hash, embedding, created_at)
+SELECT ?, entity_id, text_hash, embedding, created_at FROM graph_entityvector
+WHERE generation = ? AND entity_id IN ({ids})
+"""
+_SQL_BITS_COPY = (
+    "INSERT INTO {target} (rowid, coarse) SELECT rowid, coarse FROM {source} WHERE rowid IN ({ids})"
+)
+
+
+def table_name(generation: int) -> str:
+    return f"graph_vec_g{int(generation)}"
+
+
+def _chunks(ids: Sequence[int], size: int = 500) -> Iterable[list[int]]:
+    for start in range(0, len(ids), size):
+        yield list(ids[start : start + size])
+
+
+class VectorManager(models.Manager):
+    def table_exists(self, generation: int) -> bool:
+        with _cursor() as cur:
+            cur.execute(_SQL_TABLE_EXISTS, [table_name(generation)])
+            return cur.fetchone() is not None
+
+    def create_table(self, generation: int, dimensions: int) -> None:
+        with _cursor() as cur:
+            cur.execute(_SQL_CREATE_TABLE.format(table=table_name(generation), dims=dimensions))
+
+    def drop_generation(self, generation: int) -> int:
+        """Drop a generation's table and rows; returns how many rows it held."""
+        with _cursor() as cur:
+            cur.execute(_SQL_ROW_COUNT, [generation])
+            rows = int(cur.fetchone()[0])
+            cur.execute("DELETE FROM graph_entityvector WHERE generation = ?", [generation])
+            cur.execute(_SQL_DROP_TABLE.format(table=table_name(generation)))
+        return rows
+
+    def remove(self, generation: int, entity_ids: Sequence[int]) -> None:
+        table = table_name(generation)
+        with _cursor() as cur:
+            for chunk in _chunks(entity_ids):
+                marks = _placeholders(len(chunk))
+                cur.execute(_SQL_ROWS_DELETE.format(ids=marks), [generation, *chunk])
+                cur.execute(_SQL_BITS_DELETE.format(table=table, ids=marks), chunk)
+
+    def store(
+        self,
+        generation: int,
+        rows: Sequence[tuple[int, str, np.ndarray]],
+        created_at: object,
+    ) -> None:
+        """Write (entity id, text hash, vector) rows, replacing the entities' old ones."""
+        if not rows:
+            return
+        self.remove(generation, [entity_id for entity_id, _, _ in rows])
+        blobs = [(eid, h, np.asarray(v, dtype=np.float32).tobytes()) for eid, h, v in rows]
+        with _cursor() as cur:
+            cur.executemany(
+                _SQL_ROW_INSERT, [(generation, eid, h, b, created_at) for eid, h, b in blobs]
+            )
+            cur.executemany(
+                _SQL_BITS_INSERT.format(table=table_name(generation)),
+                [(eid, b) for eid, _, b in blobs],
+            )
+
+    def copy_rows(self, source: int, target: int, entity_ids: Sequence[int]) -> None:
+        """Copy these entities' rows from one generation to another of the same width."""
+        with _cursor() as cur:
+            for chunk in _chunks(entity_ids):
+                marks = _placeholders(len(chunk))
+                cur.execute(_SQL_ROWS_COPY.format(ids=marks), [target, source, *chunk])
+                cur.execute(
+                    _SQL_BITS_COPY.format(
+                        target=table_name(target), source=table_name(source), ids=marks
+                    ),
+                    chunk,
+                )
+
+    def generations_present(self) -> list[int]:
+        """Generations that have a vec0 table or rows, whatever the markers say."""
+        with _cursor() as cur:
+            cur.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'graph_vec_g%'"
+            )
+            found = {
+                int(name[len("graph_vec_g") :])
+                for (name,) in cur.fetchall()
+                if name[len("graph_vec_g") :].isdigit()
+            }
+            cur.execute("SELECT DISTINCT generation FROM graph_entityvector")
+            found.update(row[0] for row in cur.fetchall())
+        return sorted(found)
+
+    def hashes(self, generation: int) -> dict[int, str]:
+        with _cursor() as cur:
+            cur.execute(_SQL_HASHES, [generation])
+            return dict(cur.fetchall())
+
+    def pending_ids(self, generation: int, limit: int, namespace: str | None = None) -> list[int]:
+        sql = _SQL_PENDING.format(namespace="AND e.namespace = ?" if namespace else "")
+        params: list[object] = [generation, *([namespace] if namespace else []), limit]
+        with _cursor() as cur:
+            cur.execute(sql, params)
+            return [row[0] for row in cur.fetchall()]
+
+    def pending_count(self, generation: int, namespace: str | None = None) -> int:
+        sql = _SQL_PENDING_COUNT.format(namespace="AND e.namespace = ?" if namespace else "")
+        with _cursor() as cur:
+            cur.execute(sql, [generation, *([namespace] if namespace else [])])
+            return int(cur.fetchone()[0])
+
+    def orphan_ids(self, generation: int) -> list[int]:
+        with _cursor() as cur:
+            cur.execute(_SQL_ORPHANS, [generation])
+            return [row[0] for row in cur.fetchall()]
+
+    def row_count(self, generation: int) -> int:
+        with _cursor() as cur:
+            cur.execute(_SQL_ROW_COUNT, [generation])
+            return int(cur.fetchone()[0])
+
+    def stored_bytes(self, generation: int) -> int:
+        with _cursor() as cur:
+            cur.execute(_SQL_ROW_BYTES, [generation])
+            return int(cur.fetchone()[0])
+
+    # --- search -----------------------------------------------------------------------
+
+    def floats(self, generation: int, entity_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        out: dict[int, np.ndarray] = {}
+        with _cursor() as cur:
+            for chunk in _chunks(entity_ids):
+                cur.execute(
+                    _SQL_FLOATS_OF.format(ids=_placeholders(len(chunk))), [generation, *chunk]
+                )
+                for entity_id, blob in cur.fetchall():
+                    out[entity_id] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def similarities(
+        self, generation: int, query: np.ndarray, entity_ids: Sequence[int]
+    ) -> dict[int, float]:
+        """Cosine similarity of the query to each of these entities' vectors (where stored)."""
+        vectors = self.floats(generation, entity_ids)
+        if not vectors:
+            return {}
+        ids = list(vectors)
+        sims = np.stack([vectors[i] for i in ids]) @ np.asarray(query, dtype=np.float32)
+        return dict(zip(ids, (float(s) for s in sims), strict=True))
+
+    def nearest(
+        self, generation: int, query: np.ndarray, *, k: int, coarse: int
+    ) -> list[tuple[int, float]]:
+        """The k entities nearest the query: `coarse` candidates by sign-bit Hamming distance,
+        re-ranked by exact cosine similarity. Returns (entity id, similarity), best first."""
+        blob = np.asarray(query, dtype=np.float32).tobytes()
+        with _cursor() as cur:
+            cur.execute(_SQL_COARSE_NEIGHBOURS.format(table=table_name(generation)), [blob, coarse])
+            ids = [row[0] for row in cur.fetchall()]
+        sims = self.similarities(generation, query, ids)
+        best = sorted(sims.items(), key=lambda item: (-item[1], -item[0]))
+        return best[:k]

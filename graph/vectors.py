@@ -1,0 +1,307 @@
+"""Vector index generations and their maintenance: the live index, embedding of pending
+entities, and the query-side helpers recall uses.
+
+A *generation* is one vec0 table (graph/vector_manager.py) in one embedding space, recorded in
+MetaEntry `vectors.live` as {generation, provider, model, identity, dimensions}. Every writer
+(the embedding worker, remember via it) writes the live generation only, and only when the
+configured embedder has the live generation's identity: vectors of two spaces never meet.
+When the configuration names another embedder, the live index is kept (it still describes the
+memories) but cannot be queried — a query embedded in another space means nothing against it —
+so recall runs keyword-only and says `degraded` until `memesh reindex` builds a generation in
+the new space (graph/reindex.py) and swaps it in.
+
+Vectors are written off the request path: a write's transaction sets the entity's
+embedding_hash (index_sync), and after commit `request_embedding` queues one `embed_pending`
+task for the worker; bursts of writes share one task. `embed_pending` is also the synchronous
+twin that the CLI and tests call directly.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from graph.embedding import provider
+from graph.embedding.base import Embedder, EmbedderError
+from graph.models import Entity, EntityVector, MetaEntry
+
+logger = logging.getLogger(__name__)
+
+LIVE_KEY = "vectors.live"
+STAGING_KEY = "vectors.staging"
+LAST_ERROR_KEY = "vectors.last_error"
+PROBE_TEXT = "memesh embedding probe"
+EMBED_BATCH = 32
+
+
+class UnreadableMarker(Exception):
+    """A generation marker exists but does not describe a generation."""
+
+
+@dataclass(frozen=True)
+class Generation:
+    generation: int
+    provider: str
+    model: str
+    identity: str
+    dimensions: int
+    created_at: str = ""
+
+    @classmethod
+    def parse(cls, value: Any) -> Generation:
+        try:
+            gen = cls(
+                generation=int(value["generation"]),
+                provider=str(value["provider"]),
+                model=str(value["model"]),
+                identity=str(value["identity"]),
+                dimensions=int(value["dimensions"]),
+                created_at=str(value.get("created_at", "")),
+            )
+        except (TypeError, KeyError, ValueError) as exc:
+            raise UnreadableMarker(f"unreadable generation marker: {value!r}") from exc
+        if gen.generation < 1 or gen.dimensions < 1:
+            raise UnreadableMarker(f"unreadable generation marker: {value!r}")
+        return gen
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def read_marker(key: str) -> Generation | None:
+    """The generation recorded under `key`; None when absent. Raises UnreadableMarker."""
+    row = MetaEntry.objects.filter(key=key).values_list("value", flat=True).first()
+    return None if row is None else Generation.parse(row)
+
+
+def write_marker(key: str, generation: Generation | None) -> None:
+    if generation is None:
+        MetaEntry.objects.filter(key=key).delete()
+    else:
+        MetaEntry.objects.update_or_create(
+            key=key, defaults={"value": generation.as_json(), "updated_at": timezone.now()}
+        )
+
+
+def live_generation() -> Generation | None:
+    try:
+        return read_marker(LIVE_KEY)
+    except UnreadableMarker:
+        logger.error("the live vector index marker is unreadable; vector search is off")
+        return None
+
+
+def vectors_supported() -> bool:
+    """sqlite-vec is loaded on this connection."""
+    connection.ensure_connection()
+    return bool(getattr(connection, "vec_available", False))
+
+
+def next_generation_number() -> int:
+    numbers = [0]
+    for key in (LIVE_KEY, STAGING_KEY):
+        value = MetaEntry.objects.filter(key=key).values_list("value", flat=True).first()
+        if isinstance(value, dict) and isinstance(value.get("generation"), int):
+            numbers.append(value["generation"])
+    return max(numbers) + 1
+
+
+def probe_width(embedder: Embedder) -> int:
+    """Embed one string and measure it (raises EmbedderError)."""
+    vectors = embedder.embed([PROBE_TEXT])
+    if vectors.ndim != 2 or vectors.shape[0] != 1 or vectors.shape[1] < 1:
+        raise EmbedderError("the provider returned no vector for the probe", kind="bad_response")
+    return int(vectors.shape[1])
+
+
+def new_generation(embedder: Embedder, dimensions: int) -> Generation:
+    """Create the vec0 table of a new generation (call inside a transaction)."""
+    gen = Generation(
+        generation=next_generation_number(),
+        provider=embedder.provider,
+        model=embedder.model,
+        identity=embedder.identity,
+        dimensions=dimensions,
+        created_at=timezone.now().isoformat(),
+    )
+    EntityVector.objects.create_table(gen.generation, dimensions)
+    return gen
+
+
+def _bootstrap_live(embedder: Embedder) -> Generation | None:
+    """The first live generation, created for the configured embedder when there is none."""
+    dimensions = embedder.dimensions or probe_width(embedder)
+    with transaction.atomic():
+        existing = live_generation()
+        if existing is not None:
+            return existing
+        gen = new_generation(embedder, dimensions)
+        write_marker(LIVE_KEY, gen)
+        return gen
+
+
+# --- embedding of pending entities ---------------------------------------------------------
+
+
+@dataclass
+class EmbedReport:
+    embedded: int = 0
+    failed: int = 0
+    skipped: str | None = None  # why nothing could be written, when that is the case
+    error: str | None = None
+    generation: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def embed_pending(*, max_entities: int | None = None, namespace: str | None = None) -> EmbedReport:
+    """Embed active entities whose live vector is missing or stale; the worker's task body.
+
+    Stops at the first provider failure (the next request retries; recall meanwhile uses the
+    keyword index plus whatever vectors exist).
+    """
+    report = EmbedReport()
+    embedder = provider.current()
+    if embedder is None:
+        report.skipped = "no embedder is configured"
+        return report
+    if not vectors_supported():
+        report.skipped = "sqlite-vec is not loaded"
+        return report
+    try:
+        live = live_generation() or _bootstrap_live(embedder)
+    except EmbedderError as exc:
+        report.error = _record_failure(exc)
+        return report
+    if live is None or live.identity != embedder.identity:
+        report.skipped = "the live vector index belongs to another embedder: run memesh reindex"
+        return report
+    report.generation = live.generation
+    while max_entities is None or report.embedded < max_entities:
+        batch = (
+            EMBED_BATCH
+            if max_entities is None
+            else min(EMBED_BATCH, max_entities - report.embedded)
+        )
+        ids = EntityVector.objects.pending_ids(live.generation, batch, namespace)
+        if not ids:
+            break
+        written = _embed_into(live, embedder, ids)
+        if isinstance(written, str):
+            report.error = written
+            report.failed += len(ids)
+            break
+        report.embedded += written
+        if written == 0:
+            break  # everything in the batch changed under us; the next request catches up
+    return report
+
+
+def _embed_into(gen: Generation, embedder: Embedder, ids: list[int]) -> int | str:
+    """Embed these entities into `gen`; the number written, or the error message."""
+    texts = Entity.objects.embedding_texts(ids)
+    if not texts:
+        return 0
+    order = list(texts)
+    try:
+        vectors = embedder.embed([texts[i] for i in order])
+        if vectors.shape != (len(order), gen.dimensions):
+            raise EmbedderError(
+                f"expected {len(order)} vectors of width {gen.dimensions}, got {vectors.shape}",
+                kind="bad_response",
+            )
+    except EmbedderError as exc:
+        return _record_failure(exc)
+    from graph.text import text_hash
+
+    hashes = {i: text_hash(texts[i]) for i in order}
+    with transaction.atomic():
+        current = live_generation()
+        if current is None or current.generation != gen.generation:
+            return 0  # a reindex swapped generations meanwhile
+        # Only entities still active and still holding this text get the vector.
+        still = Entity.objects.filter(id__in=order, status="active").values_list(
+            "id", "embedding_hash"
+        )
+        keep = {eid for eid, h in still if h == hashes[eid]}
+        rows = [(i, hashes[i], vectors[n]) for n, i in enumerate(order) if i in keep]
+        EntityVector.objects.store(gen.generation, rows, timezone.now())
+    MetaEntry.objects.filter(key=LAST_ERROR_KEY).delete()
+    return len(rows)
+
+
+def _record_failure(exc: EmbedderError) -> str:
+    message = f"{exc.kind}: {exc}"
+    logger.warning("embedding failed: %s", message)
+    MetaEntry.objects.update_or_create(
+        key=LAST_ERROR_KEY,
+        defaults={
+            "value": {"error": message, "kind": exc.kind, "at": timezone.now().isoformat()},
+            "updated_at": timezone.now(),
+        },
+    )
+    return message
+
+
+# --- queueing ------------------------------------------------------------------------------
+
+_queue_lock = threading.Lock()
+_last_queued = 0.0
+
+
+def request_embedding() -> None:
+    """Queue an embedding pass for the worker (after a write commits).
+
+    A burst of writes shares one task: a request within MEMESH_EMBED_DEBOUNCE_SECONDS of the
+    last queued one is dropped, and every task is delayed by that window, so it starts after
+    any write whose request was dropped has committed — the task finds that write pending.
+    """
+    global _last_queued
+    if provider.current() is None:
+        return
+    window = settings.MEMESH_EMBED_DEBOUNCE_SECONDS
+    now = time.monotonic()
+    with _queue_lock:
+        if window and now - _last_queued < window:
+            return
+        _last_queued = now
+    from graph.tasks import embed_pending_task
+
+    try:
+        if window:
+            embed_pending_task.apply_async(countdown=window)
+        else:
+            embed_pending_task.delay()
+    except Exception:  # a broken broker must not fail a write that has committed
+        logger.exception("could not queue the embedding task; `memesh embed` catches up")
+
+
+# --- query side ----------------------------------------------------------------------------
+
+QUERY_CACHE_SIZE = 512
+_query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_query_lock = threading.Lock()
+
+
+def query_vector(embedder: Embedder, query: str) -> np.ndarray:
+    """The query's embedding, from a per-process LRU cache when it repeats."""
+    key = (embedder.identity, query)
+    with _query_lock:
+        hit = _query_cache.get(key)
+        if hit is not None:
+            _query_cache.move_to_end(key)
+            return hit
+    vector = embedder.embed([query])[0]
+    with _query_lock:
+        _query_cache[key] = vector
+        while len(_query_cache) > QUERY_CACHE_SIZE:
+            _query_cache.popitem(last=False)
+    return vector
