@@ -414,6 +414,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=1, help="random seed (1)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of the table")
     ap.add_argument(
+        "--embedder",
+        default="local",
+        help="embedder for the hybrid figures (local); 'none' measures keyword recall only",
+    )
+    ap.add_argument(
         "--profile",
         action="store_true",
         help="also run the recall loop under cProfile and print the top functions to stderr",
@@ -424,11 +429,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def setup_django(db: Path) -> None:
+def setup_django(db: Path, embedder: str) -> None:
     os.environ["MEMESH_HOME"] = str(db.parent)
+    os.environ["MEMESH_EMBEDDER"] = embedder
     os.environ["MEMESH_DB_PATH"] = str(db)
     os.environ.setdefault("MEMESH_SECRET_KEY", BENCH_SECRET_KEY)
     os.environ["DJANGO_SETTINGS_MODULE"] = "memesh_site.settings"
+    # Embedding is deferred as in production: writes queue a task (no worker runs here) and
+    # the backfill below computes the vectors, timed on its own.
+    os.environ["MEMESH_CELERY_EAGER"] = "false"
     sys.path.insert(0, str(REPO))
     import django
 
@@ -520,6 +529,78 @@ def measure_queries(
         empty.append(time.perf_counter() - t0)
     raw.close()
     return results, empty, queries
+
+
+def backfill() -> dict[str, Any]:
+    """Embed every memory still without a vector, in the worker's batches; timed."""
+    from tqdm import tqdm
+
+    from graph import vectors
+    from graph.models import Entity, EntityVector
+
+    live = vectors.live_generation()
+    pending = (
+        EntityVector.objects.pending_count(live.generation) if live else Entity.objects.count()
+    )
+    done = 0
+    t0 = time.perf_counter()
+    with tqdm(total=pending, desc="embed", unit="mem", file=sys.stderr, smoothing=0.05) as bar:
+        while True:
+            report = vectors.embed_pending(max_entities=512)
+            if report.error or report.skipped:
+                raise SystemExit(f"embedding failed: {report.error or report.skipped}")
+            if not report.embedded:
+                break
+            done += report.embedded
+            bar.update(report.embedded)
+    seconds = time.perf_counter() - t0
+    return {
+        "embedded": done,
+        "seconds": round(seconds, 1),
+        "per_second": round(done / seconds, 1) if done else None,
+    }
+
+
+def measure_hybrid(queries: dict[int, list[str]], ctx: Any) -> list[dict[str, Any]]:
+    """Hybrid recall latency, query embedding included (the cache is cleared before each)."""
+    from graph import vectors
+    from graph.embedding import provider
+    from graph.models import EntityVector
+    from graph.operations import OPERATIONS
+
+    recall = OPERATIONS["recall"]
+    embedder = provider.current()
+    live = vectors.live_generation()
+    assert embedder is not None and live is not None
+    rows = []
+    for size, qs in queries.items():
+        for q in qs[:WARMUP_QUERIES]:
+            recall.run({"query": q}, ctx)
+        total, embed, knn, modes = [], [], [], set()
+        for q in qs:
+            vectors._query_cache.clear()
+            t0 = time.perf_counter()
+            out = recall.run({"query": q}, ctx)
+            total.append(time.perf_counter() - t0)
+            modes.add(out["retrieval"]["mode"])
+            vectors._query_cache.clear()
+            t0 = time.perf_counter()
+            qv = vectors.query_vector(embedder, q)
+            t1 = time.perf_counter()
+            EntityVector.objects.nearest(live.generation, qv, k=40, coarse=400)
+            t2 = time.perf_counter()
+            embed.append(t1 - t0)
+            knn.append(t2 - t1)
+        rows.append(
+            {
+                "words": size,
+                "recall": summary_ms(total),
+                "embed_query": summary_ms(embed),
+                "vector_search": summary_ms(knn),
+                "modes": sorted(modes),
+            }
+        )
+    return rows
 
 
 def profile_recall(queries: dict[int, list[str]], ctx: Any) -> None:
@@ -632,6 +713,26 @@ def render(report: dict[str, Any]) -> str:
         f"database: {report['db_mb']['total']:.1f} MB "
         f"({report['db_mb']['db']:.1f} MB + {report['db_mb']['db_wal']:.1f} MB -wal)",
     ]
+    if report["hybrid"]:
+        b = report["backfill"]
+        lines += [
+            "",
+            f"hybrid recall, embedder {report['embedder']} (query embedding included, cache "
+            "cleared per query; ms)",
+            f"{'query':<9}{'recall p50':>11}{'p95':>9}{'embed p50':>11}{'vector p50':>12}"
+            f"{'p95':>8}",
+        ]
+        for r in report["hybrid"]:
+            lines.append(
+                f"{r['words']}-word   {r['recall']['p50']:>11.2f}{r['recall']['p95']:>9.2f}"
+                f"{r['embed_query']['p50']:>11.2f}{r['vector_search']['p50']:>12.2f}"
+                f"{r['vector_search']['p95']:>8.2f}"
+            )
+        if b and b["embedded"]:
+            lines.append(
+                f"embedding backfill: {b['embedded']:,} memories in {b['seconds']:.0f} s "
+                f"({b['per_second']:.1f}/s)"
+            )
     if report["code_changed_during_run"]:
         lines.append("WARNING: graph/ or memesh_site/ changed during the run (mixed versions?)")
     return "\n".join(lines)
@@ -651,7 +752,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{db} exists: pass --reuse to use it, or remove it", file=sys.stderr)
             return 2
         db.parent.mkdir(parents=True, exist_ok=True)
-    setup_django(db)
+    setup_django(db, args.embedder)
 
     from django.core.management import call_command
 
@@ -683,7 +784,12 @@ def main(argv: list[str] | None = None) -> int:
                 "p95": s["p95"],
             }
 
+        embed_report = None if args.embedder == "none" else backfill()
+        # Keyword-only figures first, with no embedder configured (read on every call).
+        os.environ["MEMESH_EMBEDDER"] = "none"
         results, empty, queries = measure_queries(corpus, args.queries, args.seed, ctx)
+        os.environ["MEMESH_EMBEDDER"] = args.embedder
+        hybrid_rows = None if args.embedder == "none" else measure_hybrid(queries, ctx)
         recall_rows = []
         for r in results:
             rec, bare = summary_ms(r.recall), summary_ms(r.bare)
@@ -710,6 +816,9 @@ def main(argv: list[str] | None = None) -> int:
             "remember": remember_report,
             "recall": recall_rows,
             "empty_query": summary_ms(empty),
+            "embedder": args.embedder,
+            "backfill": embed_report,
+            "hybrid": hybrid_rows,
             "db_mb": file_sizes(db),
             "db_path": None if temp_dir else str(db),
         }

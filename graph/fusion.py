@@ -23,13 +23,38 @@ for not having a vector yet.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-KEYWORD_WEIGHT = 0.5
-SIMILARITY_FLOOR = 0.15
-SIMILARITY_CEILING = 0.75
-SEMANTIC_CUTOFF = 0.35
+KEYWORD_WEIGHT = 0.4
+SIMILARITY_FLOOR = 0.2
+SIMILARITY_CEILING = 0.6
+SEMANTIC_CUTOFF = 0.25
+
+
+KEYWORD_SCORE = "product"  # tuning switch: relative | coverage | product | mean
+
+
+def idf(doc_freq: int, total: int) -> float:
+    """BM25's inverse document frequency (always positive)."""
+    return math.log(1.0 + (total - doc_freq + 0.5) / (doc_freq + 0.5))
+
+
+def coverage(terms: Sequence[str], doc_terms: set[str], idfs: Mapping[str, float]) -> float:
+    """Share of the query's information (idf-weighted terms) that the document contains."""
+    total = sum(idfs[t] for t in terms)
+    return sum(idfs[t] for t in terms if t in doc_terms) / total if total else 0.0
+
+
+def keyword_score(relative: float, covered: float) -> float:
+    if KEYWORD_SCORE == "relative":
+        return relative
+    if KEYWORD_SCORE == "coverage":
+        return covered
+    if KEYWORD_SCORE == "mean":
+        return (relative + covered) / 2
+    return relative * covered
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,6 +123,8 @@ FROM ({arms} ORDER BY score, id DESC LIMIT ?) AS c
 JOIN graph_entity AS e ON e.id = c.id
 ORDER BY c.score, c.id DESC
 """
+# Params: ids. Result: id and the indexed (already tokenized) text of each row.
+_SQL_INDEXED_TEXT = "SELECT rowid, head, body FROM {table} WHERE rowid IN ({ids})"
 # Params: now (naive UTC), ids, [namespace], [tag]. Result per active entity among the ids:
 # the ranking inputs of _SQL_FTS_CANDIDATES with a bm25 of 0 (no keyword evidence).
 _SQL_RANKING_INPUTS = """
@@ -326,6 +328,24 @@ class EntityManager(models.Manager):
         with _cursor() as cur:
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]
+
+    def indexed_terms(
+        self, entity_ids: Sequence[int], *, include_archived: bool = False
+    ) -> dict[int, set[str]]:
+        """The index terms of each of these entities (head and body together)."""
+        if not entity_ids:
+            return {}
+        out: dict[int, set[str]] = {}
+        tables = [LIVE_FTS, ARCHIVED_FTS] if include_archived else [LIVE_FTS]
+        with _cursor() as cur:
+            for table in tables:
+                cur.execute(
+                    _SQL_INDEXED_TEXT.format(table=table, ids=_placeholders(len(entity_ids))),
+                    list(entity_ids),
+                )
+                for entity_id, head, body in cur.fetchall():
+                    out[entity_id] = set(head.split()) | set(body.split())
+        return out
 
     def ranking_inputs(
         self,

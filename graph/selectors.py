@@ -70,13 +70,15 @@ def entity_recall(*, data: RecallInput, strategy: str = "hybrid") -> RecallOutpu
 
     keyword: dict[int, float] = {}
     inputs: dict[int, KeywordHit] = {}
+    side = vector_side(data.query) if strategy != "keyword" else VectorSide(None, False)
     if strategy != "vector":
-        for hit, score in _keyword_candidates(data, terms, namespace, pool, now):
+        for hit, score in _keyword_candidates(data, terms, namespace, pool, now, side.ran):
             keyword[hit.entity_id] = score
             inputs[hit.entity_id] = hit
-
-    side = vector_side(data.query) if strategy != "keyword" else VectorSide(None, False)
     similarity: dict[int, float] = {}
+    # The cut-off guards what recall returns; the vector-only evaluation baseline is the plain
+    # nearest-neighbour list.
+    cutoff = -1.0 if strategy == "vector" else fusion.SEMANTIC_CUTOFF
     if side.ran:
         assert side.generation is not None and side.query is not None
         for entity_id, sim in EntityVector.objects.nearest(
@@ -85,9 +87,7 @@ def entity_recall(*, data: RecallInput, strategy: str = "hybrid") -> RecallOutpu
             similarity[entity_id] = sim
         missing = [i for i in keyword if i not in similarity]
         similarity.update(EntityVector.objects.similarities(side.generation, side.query, missing))
-        semantic_only = [
-            i for i, sim in similarity.items() if i not in keyword and sim >= fusion.SEMANTIC_CUTOFF
-        ]
+        semantic_only = [i for i, sim in similarity.items() if i not in keyword and sim >= cutoff]
         for hit in Entity.objects.ranking_inputs(
             semantic_only, now=now, namespace=namespace, tag=data.tag
         ):
@@ -131,9 +131,16 @@ def entity_recall(*, data: RecallInput, strategy: str = "hybrid") -> RecallOutpu
 
 
 def _keyword_candidates(
-    data: RecallInput, terms: list[str], namespace: str | None, pool: int, now: datetime
+    data: RecallInput,
+    terms: list[str],
+    namespace: str | None,
+    pool: int,
+    now: datetime,
+    for_fusion: bool,
 ) -> list[tuple[KeywordHit, float]]:
-    """The best `pool` keyword candidates with their bm25 relative to the best one."""
+    """The best `pool` keyword candidates with their keyword score: bm25 relative to the best
+    one, and for fusion also weighed by how much of the query each candidate covers (the
+    best of a weak lot must not count as strong evidence against a vector neighbour)."""
     doc_freqs = Entity.objects.term_doc_freqs(terms)
     total_rows = Entity.objects.indexed_row_count()
     if data.include_archived:
@@ -153,7 +160,22 @@ def _keyword_candidates(
         namespace=namespace,
         tag=data.tag,
     )
-    return list(zip(hits, scoring.normalise_bm25([h.bm25 for h in hits]), strict=True))
+    relative = scoring.normalise_bm25([h.bm25 for h in hits])
+    if not for_fusion:
+        return list(zip(hits, relative, strict=True))
+    idfs = {t: fusion.idf(doc_freqs[t], total_rows) for t in terms}
+    doc_terms = Entity.objects.indexed_terms(
+        [h.entity_id for h in hits], include_archived=data.include_archived
+    )
+    return [
+        (
+            hit,
+            fusion.keyword_score(
+                rel, fusion.coverage(terms, doc_terms.get(hit.entity_id, set()), idfs)
+            ),
+        )
+        for hit, rel in zip(hits, relative, strict=True)
+    ]
 
 
 @dataclass(frozen=True)
@@ -180,8 +202,10 @@ def vector_side(query: str) -> VectorSide:
     if not vectors.vectors_supported():
         return VectorSide(None, True)
     live = vectors.live_generation()
-    if live is None or live.identity != embedder.identity:
-        return VectorSide(None, live is not None or Entity.objects.indexed_row_count() > 0)
+    if live is None:
+        return VectorSide(None, Entity.objects.indexed_row_count() > 0)
+    if live.identity != embedder.identity or embedder.dimensions not in (None, live.dimensions):
+        return VectorSide(None, True)  # another embedding space: a reindex is due
     try:
         vector = vectors.query_vector(embedder, query)
     except EmbedderError as exc:

@@ -39,6 +39,7 @@ logger = logging.getLogger(__name__)
 LIVE_KEY = "vectors.live"
 STAGING_KEY = "vectors.staging"
 LAST_ERROR_KEY = "vectors.last_error"
+SEQUENCE_KEY = "vectors.last_generation"
 PROBE_TEXT = "memesh embedding probe"
 EMBED_BATCH = 32
 
@@ -107,12 +108,18 @@ def vectors_supported() -> bool:
 
 
 def next_generation_number() -> int:
-    numbers = [0]
-    for key in (LIVE_KEY, STAGING_KEY):
+    """A generation number never used before in this database (call inside a transaction):
+    a reader keying on the number must not mistake a new table for a discarded one."""
+    numbers = [0, *EntityVector.objects.generations_present()]
+    for key in (LIVE_KEY, STAGING_KEY, SEQUENCE_KEY):
         value = MetaEntry.objects.filter(key=key).values_list("value", flat=True).first()
         if isinstance(value, dict) and isinstance(value.get("generation"), int):
             numbers.append(value["generation"])
-    return max(numbers) + 1
+    number = max(numbers) + 1
+    MetaEntry.objects.update_or_create(
+        key=SEQUENCE_KEY, defaults={"value": {"generation": number}, "updated_at": timezone.now()}
+    )
+    return number
 
 
 def probe_width(embedder: Embedder) -> int:
@@ -287,13 +294,14 @@ def request_embedding() -> None:
 # --- query side ----------------------------------------------------------------------------
 
 QUERY_CACHE_SIZE = 512
-_query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_query_cache: OrderedDict[tuple[str, int | None, str], np.ndarray] = OrderedDict()
 _query_lock = threading.Lock()
 
 
 def query_vector(embedder: Embedder, query: str) -> np.ndarray:
     """The query's embedding, from a per-process LRU cache when it repeats."""
-    key = (embedder.identity, query)
+    # The width is part of the key: one model can be configured at several widths.
+    key = (embedder.identity, embedder.dimensions, query)
     with _query_lock:
         hit = _query_cache.get(key)
         if hit is not None:

@@ -1,0 +1,252 @@
+"""Retrieval quality of keyword-only, vector-only and hybrid recall (not a test; run by hand).
+
+    .venv/bin/python bench/quality_eval.py                  # fresh temp DB, local MiniLM
+    .venv/bin/python bench/quality_eval.py --db /tmp/q/kg.db --reuse --json
+    .venv/bin/python bench/quality_eval.py --calibrate      # similarity distributions too
+
+1. Seeds bench/data/quality/memories.jsonl through OPERATIONS["remember"] and embeds every
+   memory with the configured embedder (default: the local model) via graph.vectors.
+2. For each strategy (keyword, vector, hybrid) runs every query of queries.jsonl **in
+   sequence through the real recall path on one database** — access counts are flushed after
+   each query, so usage factors act between queries as in real use — and then once more in
+   reverse order, from the same starting state (access counters reset). The two orders must
+   agree within one point (0.01) on every metric, else the exit code is 1: ranking that
+   depends on query order is the failure DESIGN §5 warns about.
+3. Prints hit@1/5/10 and MRR (reciprocal rank of the first target in the top 10) per query
+   kind, for each strategy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "bench" / "data" / "quality"
+STRATEGIES = ("keyword", "vector", "hybrid")
+K = 10
+TOLERANCE = 0.01
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--db", type=Path, help="database file (default: in a fresh temp dir)")
+    ap.add_argument("--reuse", action="store_true", help="reuse an already-seeded --db")
+    ap.add_argument("--embedder", default="local", help="embedding provider (local)")
+    ap.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    ap.add_argument("--calibrate", action="store_true", help="print similarity distributions")
+    ap.add_argument("--strategies", default=",".join(STRATEGIES))
+    ap.add_argument("--memories", default="memories.jsonl", help="memories file in the data set")
+    return ap.parse_args(argv)
+
+
+def setup(args: argparse.Namespace) -> None:
+    home = Path(tempfile.mkdtemp(prefix="memesh-quality-"))
+    db = args.db or home / "kg.db"
+    os.environ.update(
+        MEMESH_HOME=str(home),
+        MEMESH_DB_PATH=str(db),
+        MEMESH_EMBEDDER=args.embedder,
+        MEMESH_SECRET_KEY="memesh-bench-not-secret",
+        # Vectors are built here, synchronously; no task is queued.
+        MEMESH_CELERY_EAGER="false",
+        MEMESH_EMBED_DEBOUNCE_SECONDS="3600",
+        DJANGO_SETTINGS_MODULE="memesh_site.settings",
+    )
+    sys.path.insert(0, str(REPO))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def load(name: str) -> list[dict[str, Any]]:
+    with (DATA / name).open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def seed(memories: list[dict[str, Any]], reuse: bool) -> dict[str, float]:
+    from graph import vectors
+    from graph.models import Entity
+    from graph.operations import OPERATIONS, CallContext
+
+    facts: dict[str, float] = {}
+    if not (reuse and Entity.objects.count() == len(memories)):
+        ctx = CallContext(source_host="bench")
+        started = time.perf_counter()
+        for memory in memories:
+            OPERATIONS["remember"].run(memory, ctx)
+        facts["seed_seconds"] = round(time.perf_counter() - started, 1)
+    started = time.perf_counter()
+    report = vectors.embed_pending()
+    if report.error or report.skipped:
+        sys.exit(f"embedding failed: {report.error or report.skipped}")
+    if report.embedded:
+        seconds = time.perf_counter() - started
+        facts["embedded"] = report.embedded
+        facts["embed_per_second"] = round(report.embedded / seconds, 1)
+    return facts
+
+
+def reset_usage() -> None:
+    from graph.access import discard_pending_accesses
+    from graph.models import Entity
+
+    discard_pending_accesses()
+    Entity.objects.update(access_count=0, last_accessed_at=None)
+
+
+def run(queries: list[dict[str, Any]], strategy: str) -> list[int | None]:
+    """Rank (1-based) of the first target in the top K for each query, in the order given."""
+    from graph.access import flush_accesses
+    from graph.schemas import RecallInput
+    from graph.selectors import entity_recall
+
+    ranks: list[int | None] = []
+    for q in queries:
+        result = entity_recall(data=RecallInput(query=q["query"], limit=K), strategy=strategy)
+        flush_accesses()
+        names = [e.name for e in result.entities]
+        targets = set(q["targets"])
+        ranks.append(next((i + 1 for i, n in enumerate(names) if n in targets), None))
+    return ranks
+
+
+def metrics(ranks: list[int | None]) -> dict[str, float]:
+    n = len(ranks) or 1
+    return {
+        "hit@1": sum(r is not None and r <= 1 for r in ranks) / n,
+        "hit@5": sum(r is not None and r <= 5 for r in ranks) / n,
+        "hit@10": sum(r is not None and r <= 10 for r in ranks) / n,
+        "mrr": sum(1 / r for r in ranks if r is not None) / n,
+    }
+
+
+def group(queries: list[dict[str, Any]]) -> dict[str, list[int]]:
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, q in enumerate(queries):
+        groups["all"].append(i)
+        if q.get("lang", "en") == "en":
+            groups[q["kind"]].append(i)
+        else:
+            groups["multilingual"].append(i)
+    return dict(groups)
+
+
+def calibrate(queries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Cosine similarity of each query to its target vs to the best non-target memory."""
+    from graph import vectors
+    from graph.embedding import provider
+    from graph.models import Entity, EntityVector
+
+    embedder = provider.current()
+    live = vectors.live_generation()
+    assert embedder is not None and live is not None
+    ids = dict(Entity.objects.values_list("name", "id"))
+    target_sims, other_sims = [], []
+    for q in queries:
+        qv = vectors.query_vector(embedder, q["query"])
+        near = EntityVector.objects.nearest(live.generation, qv, k=20, coarse=400)
+        target_ids = {ids[t] for t in q["targets"] if t in ids}
+        sims = EntityVector.objects.similarities(live.generation, qv, list(target_ids))
+        target_sims.extend(sims.values())
+        other = [s for i, s in near if i not in target_ids]
+        if other:
+            other_sims.append(other[0])
+
+    def pct(values: list[float]) -> dict[str, float]:
+        qs = statistics.quantiles(values, n=20)
+        return {
+            "p10": round(qs[1], 3),
+            "p25": round(qs[4], 3),
+            "p50": round(qs[9], 3),
+            "p75": round(qs[14], 3),
+            "p90": round(qs[17], 3),
+        }
+
+    return {"target": pct(target_sims), "best_non_target": pct(other_sims)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    setup(args)
+    memories, queries = load(args.memories), load("queries.jsonl")
+    facts = seed(memories, args.reuse)
+    groups = group(queries)
+    report: dict[str, Any] = {
+        "memories": len(memories),
+        "queries": len(queries),
+        **facts,
+        "groups": {g: len(ix) for g, ix in groups.items()},
+        "results": {},
+    }
+    agree = True
+    for strategy in args.strategies.split(","):
+        reset_usage()
+        started = time.perf_counter()
+        forward = run(queries, strategy)
+        seconds = time.perf_counter() - started
+        reset_usage()
+        backward = list(reversed(run(list(reversed(queries)), strategy)))
+        per_group = {}
+        for name, ix in groups.items():
+            f = metrics([forward[i] for i in ix])
+            b = metrics([backward[i] for i in ix])
+            if any(abs(f[m] - b[m]) > TOLERANCE for m in f):
+                agree = False
+            per_group[name] = {"forward": f, "reverse": b}
+        report["results"][strategy] = {
+            "groups": per_group,
+            "ms_per_query": round(1000 * seconds / len(queries), 2),
+        }
+    report["orders_agree"] = agree
+    if args.calibrate:
+        report["calibration"] = calibrate(queries)
+    reset_usage()
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_table(report)
+    return 0 if agree else 1
+
+
+def print_table(report: dict[str, Any]) -> None:
+    print(
+        f"{report['memories']} memories, {report['queries']} queries "
+        f"({', '.join(f'{g} {n}' for g, n in report['groups'].items())})"
+    )
+    for key in ("seed_seconds", "embedded", "embed_per_second"):
+        if key in report:
+            print(f"{key}: {report[key]}")
+    print()
+    print("| strategy | group | hit@1 | hit@5 | hit@10 | MRR | reverse order hit@1/@5/@10/MRR |")
+    print("|---|---|---|---|---|---|---|")
+    for strategy, data in report["results"].items():
+        for name, pair in data["groups"].items():
+            f, b = pair["forward"], pair["reverse"]
+            print(
+                f"| {strategy} | {name} | {f['hit@1']:.3f} | {f['hit@5']:.3f} | "
+                f"{f['hit@10']:.3f} | {f['mrr']:.3f} | {b['hit@1']:.3f} / {b['hit@5']:.3f} / "
+                f"{b['hit@10']:.3f} / {b['mrr']:.3f} |"
+            )
+    print()
+    for strategy, data in report["results"].items():
+        print(f"{strategy}: {data['ms_per_query']} ms per query")
+    print(f"orders agree within {TOLERANCE}: {report['orders_agree']}")
+    if "calibration" in report:
+        print("similarity to target:", report["calibration"]["target"])
+        print("similarity to best non-target:", report["calibration"]["best_non_target"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
