@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from django.db import connection
 
@@ -50,7 +51,7 @@ def run_checks(*, probe: bool = True) -> list[Check]:
             "identity": embedder.identity,
         }
         if config.base_url:
-            info["baseUrl"] = config.base_url
+            info["baseUrl"] = _without_credentials(config.base_url)
         if config.api_key:
             info["apiKey"] = "***"
         if probe:
@@ -160,6 +161,16 @@ def _index_checks(identity: str | None, vec_loaded: bool) -> list[Check]:
     if last:
         out.append(Check("last embedding error", "warn", str(last.get("error", last)), last))
     return out
+
+
+def _without_credentials(url: str) -> str:
+    """The URL with any user:password@ part masked (a base URL may carry credentials)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _redact(text: str, secret: str) -> str:

@@ -1,0 +1,129 @@
+"""The default embedder: all-MiniLM-L6-v2 int8 run locally by onnxruntime (no network)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import onnxruntime
+import pytest
+
+from graph.embedding import local
+from graph.embedding.local import LocalMiniLM
+
+PARAPHRASES = [
+    ("We sign session tokens with RS256", "how are auth tokens signed?"),
+    ("The office coffee machine is on the third floor", "where is the caffeine dispenser?"),
+    ("Dogs are allowed in the office on Fridays", "bringing animals to work"),
+    ("The public API allows 100 requests per minute per client", "throttling on our endpoints"),
+]
+
+
+@pytest.fixture(scope="module")
+def model() -> LocalMiniLM:
+    return LocalMiniLM()
+
+
+@pytest.fixture
+def sessions(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """Counts the ONNX sessions created (the expensive part of loading the model)."""
+    created: list[Any] = []
+    real = onnxruntime.InferenceSession
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        session = real(*args, **kwargs)
+        created.append(session)
+        return session
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", counting)
+    yield created
+
+
+def cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_vectors_are_384_wide_float32_and_unit_length(model: LocalMiniLM) -> None:
+    out = model.embed(["a short memory", "another, somewhat longer memory about databases"])
+
+    assert model.dimensions == 384
+    assert out.shape == (2, 384)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_identity_names_the_local_model(model: LocalMiniLM) -> None:
+    assert model.identity == "local/all-MiniLM-L6-v2-int8"
+
+
+def test_embedding_is_deterministic_across_calls_and_instances(model: LocalMiniLM) -> None:
+    texts = ["We sign session tokens with RS256", "Postgres backups run nightly"]
+
+    first = model.embed(texts)
+    again = model.embed(texts)
+    other = LocalMiniLM().embed(texts)
+
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_allclose(first, other, atol=1e-6)
+
+
+def test_a_batch_keeps_the_input_order(model: LocalMiniLM) -> None:
+    # Lengths out of order and more texts than one inference batch: the embedder sorts by
+    # length and chunks internally, and must still answer row i for text i.
+    texts = [
+        f"memory {i}: " + " ".join(["word"] * ((i * 7) % 23)) + f" topic{i}"
+        for i in range(local.BATCH + 9)
+    ]
+
+    batch = model.embed(texts)
+    singles = np.stack([model.embed([t])[0] for t in texts])
+
+    assert batch.shape == (len(texts), 384)
+    for i in range(len(texts)):
+        assert cos(batch[i], singles[i]) > 0.99, i
+        # Its own single embedding is its nearest one among all of them.
+        assert int(np.argmax(singles @ batch[i])) == i
+
+
+def test_constructing_does_not_load_the_model(sessions: list[Any]) -> None:
+    embedder = LocalMiniLM()
+
+    assert embedder.dimensions == 384  # known without loading
+    assert embedder.embed([]).shape == (0, 384)
+    assert sessions == []
+
+    embedder.embed(["now it loads"])
+    embedder.embed(["and only once"])
+    assert len(sessions) == 1
+
+
+def test_paraphrases_are_closer_than_unrelated_pairs(model: LocalMiniLM) -> None:
+    memories = model.embed([m for m, _ in PARAPHRASES])
+    queries = model.embed([q for _, q in PARAPHRASES])
+
+    for i, (memory, query) in enumerate(PARAPHRASES):
+        related = cos(memories[i], queries[i])
+        for j in range(len(PARAPHRASES)):
+            if j != i:
+                assert related > cos(memories[j], queries[i]) + 0.15, (query, memory)
+
+
+def test_long_text_is_truncated_without_error(model: LocalMiniLM) -> None:
+    head = " ".join(f"token{i}" for i in range(600))  # far past 256 word pieces
+    long_text = head + " the ending is different"
+
+    out = model.embed([long_text, head + " something else entirely at the end"])
+
+    assert out.shape == (2, 384)
+    assert np.isfinite(out).all()
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
+    # Past the cut, nothing more is read: two texts sharing the first 256 pieces are one.
+    assert cos(out[0], out[1]) > 0.9999
+
+
+def test_an_empty_list_gives_an_empty_array(model: LocalMiniLM) -> None:
+    out = model.embed([])
+
+    assert out.shape == (0, 384)
+    assert out.dtype == np.float32
