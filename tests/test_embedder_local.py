@@ -69,12 +69,12 @@ def test_embedding_is_deterministic_across_calls_and_instances(model: LocalMiniL
 
 
 def test_a_batch_keeps_the_input_order(model: LocalMiniLM) -> None:
-    # Lengths out of order and more texts than one inference batch: the embedder sorts by
-    # length and chunks internally, and must still answer row i for text i.
+    # Lengths out of order and more word pieces than one inference call takes: the embedder
+    # sorts by length and chunks internally, and must still answer row i for text i.
     texts = [
-        f"memory {i}: " + " ".join(["word"] * ((i * 7) % 23)) + f" topic{i}"
-        for i in range(local.BATCH + 9)
+        f"memory {i}: " + " ".join(["word"] * ((i * 7) % 23)) + f" topic{i}" for i in range(41)
     ]
+    assert sum(len(t.split()) for t in texts) > 3 * local.TOKEN_BUDGET
 
     batch = model.embed(texts)
     singles = np.stack([model.embed([t])[0] for t in texts])
