@@ -156,7 +156,9 @@ def calibrate(queries: list[dict[str, Any]]) -> dict[str, Any]:
     target_sims, other_sims = [], []
     for q in queries:
         qv = vectors.query_vector(embedder, q["query"])
-        near = EntityVector.objects.nearest(live.generation, qv, k=20, coarse=400)
+        near = EntityVector.objects.nearest(
+            live.generation, qv, k=20, coarse=400, token=live.created_at
+        )
         target_ids = {ids[t] for t in q["targets"] if t in ids}
         sims = EntityVector.objects.similarities(live.generation, qv, list(target_ids))
         target_sims.extend(sims.values())

@@ -414,6 +414,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=1, help="random seed (1)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of the table")
     ap.add_argument(
+        "--embed-at-most",
+        type=int,
+        help="embed at most this many memories with the model; give the rest vectors "
+        "synthesised from those (labelled in the output) — for vector-search latency at sizes "
+        "whose embedding would take hours",
+    )
+    ap.add_argument(
         "--embedder",
         default="local",
         help="embedder for the hybrid figures (local); 'none' measures keyword recall only",
@@ -531,8 +538,9 @@ def measure_queries(
     return results, empty, queries
 
 
-def backfill() -> dict[str, Any]:
-    """Embed every memory still without a vector, in the worker's batches; timed."""
+def backfill(at_most: int | None) -> dict[str, Any]:
+    """Embed every memory still without a vector (or the first `at_most`), in the worker's
+    batches; timed."""
     from tqdm import tqdm
 
     from graph import vectors
@@ -542,11 +550,14 @@ def backfill() -> dict[str, Any]:
     pending = (
         EntityVector.objects.pending_count(live.generation) if live else Entity.objects.count()
     )
+    if at_most is not None:
+        pending = min(pending, at_most)
     done = 0
     t0 = time.perf_counter()
     with tqdm(total=pending, desc="embed", unit="mem", file=sys.stderr, smoothing=0.05) as bar:
-        while True:
-            report = vectors.embed_pending(max_entities=512)
+        while at_most is None or done < at_most:
+            step = 512 if at_most is None else min(512, at_most - done)
+            report = vectors.embed_pending(max_entities=step)
             if report.error or report.skipped:
                 raise SystemExit(f"embedding failed: {report.error or report.skipped}")
             if not report.embedded:
@@ -558,7 +569,47 @@ def backfill() -> dict[str, Any]:
         "embedded": done,
         "seconds": round(seconds, 1),
         "per_second": round(done / seconds, 1) if done else None,
+        "synthesised": synthesise_rest(),
     }
+
+
+def synthesise_rest() -> int:
+    """Vectors for the memories still waiting: a real vector of another memory plus noise.
+
+    Only for latency at large sizes: the search's cost (a Hamming scan of every row, exact
+    rescoring of 400) does not depend on the values; retrieval quality is measured by
+    bench/quality_eval.py on real vectors only.
+    """
+    import numpy as np
+    from django.db import transaction
+    from django.utils import timezone
+
+    from graph import vectors
+    from graph.models import Entity, EntityVector
+    from graph.text import text_hash
+
+    live = vectors.live_generation()
+    if live is None:
+        return 0
+    real = EntityVector.objects.floats(
+        live.generation, list(EntityVector.objects.hashes(live.generation))
+    )
+    pool = np.stack(list(real.values())) if real else None
+    rng = np.random.default_rng(0)
+    made = 0
+    while pool is not None:
+        ids = EntityVector.objects.pending_ids(live.generation, 2000)
+        if not ids:
+            break
+        texts = Entity.objects.embedding_texts(ids)
+        base = pool[rng.integers(0, len(pool), len(texts))]
+        noisy = base + rng.normal(0, 0.02, base.shape).astype(np.float32)
+        noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
+        rows = [(i, text_hash(t), noisy[n]) for n, (i, t) in enumerate(texts.items())]
+        with transaction.atomic():
+            EntityVector.objects.store(live.generation, rows, timezone.now())
+        made += len(rows)
+    return made
 
 
 def measure_hybrid(queries: dict[int, list[str]], ctx: Any) -> list[dict[str, Any]]:
@@ -587,7 +638,9 @@ def measure_hybrid(queries: dict[int, list[str]], ctx: Any) -> list[dict[str, An
             t0 = time.perf_counter()
             qv = vectors.query_vector(embedder, q)
             t1 = time.perf_counter()
-            EntityVector.objects.nearest(live.generation, qv, k=40, coarse=400)
+            EntityVector.objects.nearest(
+                live.generation, qv, k=40, coarse=400, token=live.created_at
+            )
             t2 = time.perf_counter()
             embed.append(t1 - t0)
             knn.append(t2 - t1)
@@ -733,6 +786,11 @@ def render(report: dict[str, Any]) -> str:
                 f"embedding backfill: {b['embedded']:,} memories in {b['seconds']:.0f} s "
                 f"({b['per_second']:.1f}/s)"
             )
+        if b and b["synthesised"]:
+            lines.append(
+                f"vectors of {b['synthesised']:,} memories synthesised from the embedded ones "
+                "(latency only; quality is measured on real vectors by quality_eval.py)"
+            )
     if report["code_changed_during_run"]:
         lines.append("WARNING: graph/ or memesh_site/ changed during the run (mixed versions?)")
     return "\n".join(lines)
@@ -784,7 +842,7 @@ def main(argv: list[str] | None = None) -> int:
                 "p95": s["p95"],
             }
 
-        embed_report = None if args.embedder == "none" else backfill()
+        embed_report = None if args.embedder == "none" else backfill(args.embed_at_most)
         # Keyword-only figures first, with no embedder configured (read on every call).
         os.environ["MEMESH_EMBEDDER"] = "none"
         results, empty, queries = measure_queries(corpus, args.queries, args.seed, ctx)

@@ -82,7 +82,11 @@ def entity_recall(*, data: RecallInput, strategy: str = "hybrid") -> RecallOutpu
     if side.ran:
         assert side.generation is not None and side.query is not None
         for entity_id, sim in EntityVector.objects.nearest(
-            side.generation, side.query, k=pool, coarse=max(COARSE_CANDIDATES, pool * 4)
+            side.generation,
+            side.query,
+            k=pool,
+            coarse=max(COARSE_CANDIDATES, pool * 4),
+            token=side.token,
         ):
             similarity[entity_id] = sim
         missing = [i for i in keyword if i not in similarity]
@@ -183,6 +187,7 @@ class VectorSide:
     generation: int | None
     degraded: bool
     query: np.ndarray | None = None
+    token: str = ""  # tells generations of the same number apart (graph.vector_cache)
 
     @property
     def ran(self) -> bool:
@@ -213,7 +218,7 @@ def vector_side(query: str) -> VectorSide:
         return VectorSide(None, True)
     if vector.shape != (live.dimensions,):
         return VectorSide(None, True)
-    return VectorSide(live.generation, False, vector)
+    return VectorSide(live.generation, False, vector, live.created_at)
 
 
 def _recent(data: RecallInput, namespace: str | None) -> RecallOutput:

@@ -10,7 +10,7 @@ that (docs/benchmarks.md has the figures).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 from django.db import models
@@ -63,6 +63,13 @@ SELECT v.entity_id FROM graph_entityvector AS v
 LEFT JOIN graph_entity AS e ON e.id = v.entity_id
 WHERE v.generation = ? AND (e.id IS NULL OR e.status != 'active')
 """
+# Params: last row id seen, generation. Result: rows written since, oldest first (row ids
+# only grow: AUTOINCREMENT never reuses one). `+generation` keeps the planner on the rowid
+# range: with the (generation, entity) index it walked the whole generation to find none.
+_SQL_ROWS_SINCE = (
+    "SELECT id, entity_id, embedding FROM graph_entityvector"
+    " WHERE id > ? AND +generation = ? ORDER BY id"
+)
 _SQL_ROW_COUNT = "SELECT count(*) FROM graph_entityvector WHERE generation = ?"
 _SQL_ROW_BYTES = (
     "SELECT coalesce(sum(length(embedding)), 0) FROM graph_entityvector WHERE generation = ?"
@@ -220,15 +227,37 @@ class VectorManager(models.Manager):
         sims = np.stack([vectors[i] for i in ids]) @ np.asarray(query, dtype=np.float32)
         return dict(zip(ids, (float(s) for s in sims), strict=True))
 
-    def nearest(
-        self, generation: int, query: np.ndarray, *, k: int, coarse: int
-    ) -> list[tuple[int, float]]:
-        """The k entities nearest the query: `coarse` candidates by sign-bit Hamming distance,
-        re-ranked by exact cosine similarity. Returns (entity id, similarity), best first."""
+    def rows_since(self, generation: int, after_row: int) -> Iterator[list[tuple[int, int, bytes]]]:
+        """(row id, entity id, float32 blob) of the rows written after `after_row`, in chunks."""
+        with _cursor() as cur:
+            cur.execute(_SQL_ROWS_SINCE, [after_row, generation])
+            while chunk := cur.fetchmany(5000):
+                yield chunk
+
+    def coarse_neighbours(self, generation: int, query: np.ndarray, coarse: int) -> list[int]:
+        """sqlite-vec's KNN over the sign bits (a process's first search; graph.vector_cache
+        scans a copy faster after that)."""
         blob = np.asarray(query, dtype=np.float32).tobytes()
         with _cursor() as cur:
             cur.execute(_SQL_COARSE_NEIGHBOURS.format(table=table_name(generation)), [blob, coarse])
-            ids = [row[0] for row in cur.fetchall()]
+            return [row[0] for row in cur.fetchall()]
+
+    def nearest(
+        self, generation: int, query: np.ndarray, *, k: int, coarse: int, token: str = ""
+    ) -> list[tuple[int, float]]:
+        """The k entities nearest the query: `coarse` candidates by sign-bit Hamming distance,
+        re-ranked by exact cosine similarity. Returns (entity id, similarity), best first.
+
+        The candidates come from sqlite-vec on a process's first search, then from its copy of
+        the sign bits (graph.vector_cache); the similarities are computed from the stored
+        floats, so a stale copy can only cost a candidate, never report a wrong score or a
+        deleted memory.
+        """
+        from graph.vector_cache import coarse_candidates
+
+        ids = coarse_candidates(generation, token, query, coarse)
+        if ids is None:
+            ids = self.coarse_neighbours(generation, query, coarse)
         sims = self.similarities(generation, query, ids)
         best = sorted(sims.items(), key=lambda item: (-item[1], -item[0]))
         return best[:k]

@@ -1,0 +1,119 @@
+"""The coarse vector search: sqlite-vec on a process's first search, then the in-process copy
+of the sign bits, kept current by the rows written since — both re-scored from stored floats."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from graph import vector_cache, vectors
+from graph.embedding.deterministic import DeterministicEmbedder
+from graph.models import EntityVector
+from graph.vector_cache import coarse_candidates, sign_bits
+from tests.helpers import forget, remember
+from tests.vector_support import entity_id, live, reset_index_tables, use_embedder
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    reset_index_tables()
+    vector_cache.forget_copies()
+    use_embedder(monkeypatch, "deterministic")
+    yield
+    vector_cache.forget_copies()
+    reset_index_tables()
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    v = rng.standard_normal((n, 384)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def _hamming_order(stored: dict[int, np.ndarray], query: np.ndarray) -> list[tuple[int, int]]:
+    """(distance, entity id) by an independent bit count of sign disagreements."""
+    return sorted((int(np.sum((v > 0) != (query > 0))), i) for i, v in stored.items())
+
+
+def test_sign_bits_pack_each_sign_into_64_bit_words() -> None:
+    v = np.zeros((1, 384), dtype=np.float32)
+    v[0, 0] = 1.0  # the first dimension is the highest bit of the first byte
+    bits = sign_bits(v)
+    assert bits.dtype == np.uint64 and bits.shape == (1, 6)
+    assert np.unpackbits(bits.view(np.uint8))[0] == 1
+    assert int(np.bitwise_count(bits).sum()) == 1
+
+
+def test_the_first_search_asks_sqlite_vec_and_later_ones_use_the_copy() -> None:
+    remember("a", "alpha notes")
+    vectors.embed_pending()
+    gen = live()
+    query = DeterministicEmbedder().embed(["alpha"])[0]
+
+    assert coarse_candidates(gen.generation, gen.created_at, query, 10) is None
+    assert coarse_candidates(gen.generation, gen.created_at, query, 10) == [entity_id("a")]
+    # A rebuilt generation of the same number is another space: first search again.
+    assert coarse_candidates(gen.generation, "another", query, 10) is None
+
+
+def test_the_copy_finds_exactly_the_nearest_by_hamming_distance() -> None:
+    rng = np.random.default_rng(7)
+    for i in range(300):
+        remember(f"m{i}", f"memory {i}")
+    vectors.embed_pending()
+    gen = live()
+    ids = [entity_id(f"m{i}") for i in range(300)]
+    stored = dict(zip(ids, _unit(rng, 300), strict=True))
+    with transaction.atomic():
+        EntityVector.objects.store(
+            gen.generation, [(i, "h", v) for i, v in stored.items()], timezone.now()
+        )
+    query = _unit(rng, 1)[0]
+    coarse_candidates(gen.generation, gen.created_at, query, 25)  # sqlite-vec's turn
+
+    got = coarse_candidates(gen.generation, gen.created_at, query, 25)
+
+    order = _hamming_order(stored, query)
+    cut = order[24][0]
+    assert got is not None and len(got) == 25
+    # Every candidate is at most as far as the 25th nearest; ties at the cut may go either way.
+    distances = dict((i, d) for d, i in order)
+    assert all(distances[i] <= cut for i in got)
+    assert {i for d, i in order if d < cut} <= set(got)
+
+
+def test_the_copy_follows_new_changed_and_archived_memories() -> None:
+    remember("a", "alpha notes")
+    vectors.embed_pending()
+    gen = live()
+    embed = DeterministicEmbedder().embed
+    coarse_candidates(gen.generation, gen.created_at, embed(["x"])[0], 5)
+    assert coarse_candidates(gen.generation, gen.created_at, embed(["x"])[0], 5) is not None
+
+    remember("b", "bravo notes")  # new
+    remember("a", "zulu appendix")  # changed: re-embedded into a new row
+    vectors.embed_pending()
+    near_b = EntityVector.objects.nearest(
+        gen.generation, embed(["bravo notes"])[0], k=1, coarse=5, token=gen.created_at
+    )
+    assert [i for i, _ in near_b] == [entity_id("b")]
+    near_a = EntityVector.objects.nearest(
+        gen.generation,
+        embed(["a alpha notes zulu appendix"])[0],
+        k=1,
+        coarse=5,
+        token=gen.created_at,
+    )
+    assert near_a[0][0] == entity_id("a")
+    assert near_a[0][1] > 0.99  # scored from the new stored vector, not the old one
+
+    forget("b")  # archived: its row is gone, though the copy may still list it
+    near = EntityVector.objects.nearest(
+        gen.generation, embed(["bravo notes"])[0], k=5, coarse=5, token=gen.created_at
+    )
+    assert entity_id("b") not in [i for i, _ in near]
