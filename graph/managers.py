@@ -127,12 +127,14 @@ ORDER BY c.score, c.id DESC
 _SQL_INDEXED_TEXT = "SELECT rowid, head, body FROM {table} WHERE rowid IN ({ids})"
 # Params: now (naive UTC), ids, [namespace], [tag]. Result per active entity among the ids:
 # the ranking inputs of _SQL_FTS_CANDIDATES with a bm25 of 0 (no keyword evidence).
+# `+e.status`: with the (status, updated_at) index the planner walked every active row
+# (14 ms at 100k) instead of looking the ids up.
 _SQL_RANKING_INPUTS = """
 SELECT e.id, 0.0,
        julianday(?) - julianday(max(e.updated_at, coalesce(e.last_accessed_at, e.updated_at))),
        e.access_count, e.confidence, e.recall_hits, e.recall_misses
 FROM graph_entity AS e
-WHERE e.id IN ({ids}) AND e.status = 'active' {filters}
+WHERE e.id IN ({ids}) AND +e.status = 'active' {filters}
 """
 
 
