@@ -7,5 +7,5 @@ app_name = "api"
 
 urlpatterns = [
     path("health", HealthView.as_view(), name="health"),
-    *[path(name, operation_view(op), name=name) for name, op in OPERATIONS.items()],
+    *[path(name, operation_view(op), name=name) for name, op in OPERATIONS.items() if op.rest],
 ]

@@ -21,6 +21,9 @@ class CallContext:
     """Facts about the caller that only the transport knows."""
 
     source_host: str  # "http", "cli", or the MCP client's declared name
+    # The project the caller works in when a call names none: the CLI's working directory,
+    # an MCP session's bound project; None where the transport cannot know (plain HTTP).
+    project: str | None = None
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class Operation:
     output_model: type[BaseModel]
     handler: Callable[[Any, CallContext], BaseModel]
     examples: list[dict[str, Any]] = field(default_factory=list)
+    # POST /v1/<name> exists only where the reference has that route.
+    rest: bool = True
 
     def parse(self, payload: object) -> BaseModel:
         if payload is None:

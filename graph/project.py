@@ -1,0 +1,84 @@
+"""Project identity: the one answer to "which project is this?", used wherever memesh needs
+the current project (`project:<id>` tags, lessons, task state, briefings).
+
+For a directory (the caller's working directory by default):
+1. the slug of the git remote `origin` (`owner/repo` from any URL form, lower-cased);
+2. else the repository's top-level folder name;
+3. else the folder's name plus a short hash of its real path (two unrelated folders called
+   `app` must not share memories).
+Git is read from its files, not by running git: no subprocess on the request path, and the
+answer does not depend on a git binary being installed.
+"""
+
+from __future__ import annotations
+
+import configparser
+import hashlib
+import os
+import re
+from pathlib import Path
+
+# Matches the path part of https://host/owner/repo(.git), ssh://git@host/owner/repo,
+# git@host:owner/repo.git and file paths; keeps the last two segments.
+_SLUG = re.compile(r"([^/:\\]+)[/:\\]([^/:\\]+?)(?:\.git)?/*$")
+_SAFE = re.compile(r"[^a-z0-9._/-]+")
+
+
+def _git_dir(start: Path) -> tuple[Path, Path] | None:
+    """(top-level folder, git dir) of the repository containing `start`, if any."""
+    for folder in (start, *start.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return folder, dot_git
+        if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            text = dot_git.read_text(errors="replace").strip()
+            if text.startswith("gitdir:"):
+                target = Path(text[len("gitdir:") :].strip())
+                return folder, target if target.is_absolute() else (folder / target).resolve()
+    return None
+
+
+def _origin_url(git_dir: Path) -> str | None:
+    candidates = [git_dir / "config"]
+    common = git_dir / "commondir"  # worktrees keep the remotes in the main repository
+    if common.is_file():
+        candidates.insert(0, (git_dir / common.read_text().strip()).resolve() / "config")
+    for config_file in candidates:
+        parser = configparser.RawConfigParser(strict=False)
+        try:
+            parser.read(config_file, encoding="utf-8")
+        except (configparser.Error, OSError, UnicodeDecodeError):
+            continue
+        section = 'remote "origin"'
+        if parser.has_option(section, "url"):
+            return parser.get(section, "url").strip()
+    return None
+
+
+def slug_from_url(url: str) -> str | None:
+    """`owner/repo` from a git remote URL, lower-cased; None when it has no such shape."""
+    match = _SLUG.search(url.strip().rstrip("/"))
+    if not match:
+        return None
+    slug = _SAFE.sub("-", f"{match.group(1)}/{match.group(2)}".lower()).strip("-")
+    return slug or None
+
+
+def project_id(directory: str | os.PathLike[str] | None = None) -> str:
+    """The project identity of `directory` (default: the current working directory)."""
+    start = Path(directory or os.getcwd()).resolve()
+    found = _git_dir(start)
+    if found is not None:
+        top, git_dir = found
+        url = _origin_url(git_dir)
+        slug = slug_from_url(url) if url else None
+        if slug:
+            return slug
+        return _SAFE.sub("-", top.name.lower()).strip("-") or "root"
+    digest = hashlib.sha256(str(start).encode()).hexdigest()[:8]
+    name = _SAFE.sub("-", start.name.lower()).strip("-") or "root"
+    return f"{name}-{digest}"
+
+
+def project_tag(project: str) -> str:
+    return f"project:{project}"
