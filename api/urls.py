@@ -7,5 +7,9 @@ app_name = "api"
 
 urlpatterns = [
     path("health", HealthView.as_view(), name="health"),
-    *[path(name, operation_view(op), name=name) for name, op in OPERATIONS.items() if op.rest],
+    *[
+        path(op.rest_route, operation_view(op), name=name)
+        for name, op in OPERATIONS.items()
+        if op.rest
+    ],
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from django.conf import settings
 from django.db import connection
@@ -24,9 +24,32 @@ class OperationView(APIView):
         return Response({"success": True, "data": data})
 
 
+class QueryOperationView(APIView):
+    """A read operation served as GET: its input comes from the query string."""
+
+    operation: ClassVar[Operation]
+
+    def get(self, request: Request) -> Response:
+        list_fields = {
+            name
+            for name, field in self.operation.input_model.model_fields.items()
+            if getattr(field.annotation, "__origin__", None) is list
+            or "list[" in str(field.annotation)
+        }
+        payload: dict[str, Any] = {}
+        for key, value in request.query_params.items():
+            if key in list_fields:
+                payload[key] = [v.strip() for v in value.split(",") if v.strip()]
+            else:
+                payload[key] = value
+        data = self.operation.run(payload, HTTP_CONTEXT)
+        return Response({"success": True, "data": data})
+
+
 def operation_view(operation: Operation) -> Any:
-    view: type[OperationView] = type(
-        f"{operation.name.title()}View", (OperationView,), {"operation": operation}
+    base: type[APIView] = QueryOperationView if operation.method == "GET" else OperationView
+    view = cast(
+        type[APIView], type(f"{operation.name.title()}View", (base,), {"operation": operation})
     )
     return view.as_view()
 

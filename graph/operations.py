@@ -6,78 +6,17 @@ how they read input, stamp `source_host`, and render errors.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
-
 from graph import schemas, selectors, services
-from graph.errors import InvalidInput
+from graph.operation import CallContext, Operation, describe_validation_error
+from graph.ops import briefing, bundle, learn, patterns, pin, task_state
 
-
-@dataclass(frozen=True, slots=True)
-class CallContext:
-    """Facts about the caller that only the transport knows."""
-
-    source_host: str  # "http", "cli", or the MCP client's declared name
-    # The project the caller works in when a call names none: the CLI's working directory,
-    # an MCP session's bound project; None where the transport cannot know (plain HTTP).
-    project: str | None = None
-
-
-@dataclass(frozen=True)
-class Operation:
-    name: str
-    summary: str
-    input_model: type[BaseModel]
-    output_model: type[BaseModel]
-    handler: Callable[[Any, CallContext], BaseModel]
-    examples: list[dict[str, Any]] = field(default_factory=list)
-    # POST /v1/<name> exists only where the reference has that route.
-    rest: bool = True
-
-    def parse(self, payload: object) -> BaseModel:
-        if payload is None:
-            payload = {}
-        if not isinstance(payload, Mapping):
-            raise InvalidInput("Request body must be a JSON object")
-        try:
-            return self.input_model.model_validate(dict(payload))
-        except ValidationError as exc:
-            raise InvalidInput(describe_validation_error(exc), field=_first_field(exc)) from None
-
-    def run(self, payload: object, context: CallContext) -> dict[str, Any]:
-        result = self.handler(self.parse(payload), context)
-        return result.model_dump(mode="json", by_alias=True)
-
-
-def _location(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _first_field(exc: ValidationError) -> str | None:
-    errors = exc.errors()
-    return _location(errors[0]["loc"]) or None if errors else None
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem, each naming its field: `title: must be at most 200 characters`."""
-    parts = []
-    for err in exc.errors():
-        where = _location(err["loc"]) or "body"
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field"
-        parts.append(f"{where}: {msg}")
-    return "; ".join(parts)
+__all__ = ["OPERATIONS", "CallContext", "Operation", "describe_validation_error"]
 
 
 def _remember(data: schemas.RememberInput, ctx: CallContext) -> schemas.RememberOutput:
-    return services.entity_remember(data=data, source_host=ctx.source_host)
+    return services.entity_remember(
+        data=data, source_host=ctx.source_host, project=ctx.project, require_why=ctx.guide_rules
+    )
 
 
 def _recall(data: schemas.RecallInput, ctx: CallContext) -> schemas.RecallOutput:
@@ -133,4 +72,18 @@ FORGET = Operation(
     examples=[{"name": "auth-decision"}],
 )
 
-OPERATIONS: dict[str, Operation] = {op.name: op for op in (REMEMBER, RECALL, FORGET)}
+OPERATIONS: dict[str, Operation] = {
+    op.name: op
+    for op in (
+        REMEMBER,
+        RECALL,
+        FORGET,
+        learn.LEARN,
+        task_state.TASK_STATE,
+        briefing.OPERATION,
+        bundle.EXPORT,
+        bundle.IMPORT,
+        patterns.USER_PATTERNS,
+        *pin.OPERATIONS,
+    )
+}

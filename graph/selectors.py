@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from django.utils import timezone
@@ -261,6 +262,16 @@ def _recent(data: RecallInput, namespace: str | None) -> RecallOutput:
     return _envelope(Entity.objects.documents(ids[: data.limit]), {}, retrieval)
 
 
+def _history_view(metadata: dict[str, Any]) -> dict[str, Any]:
+    """metadata without the versions a `replace` kept, and how many there are: recall shows
+    only the count (the old lines must stop surfacing), export carries the versions."""
+    history = metadata.get("replaced_history")
+    if not history:
+        return {"metadata": metadata, "replaced_history_count": None}
+    rest = {k: v for k, v in metadata.items() if k != "replaced_history"}
+    return {"metadata": rest, "replaced_history_count": len(history)}
+
+
 def _envelope(
     docs: Sequence[EntityDocument], matches: dict[int, Match], retrieval: Retrieval
 ) -> RecallOutput:
@@ -275,6 +286,7 @@ def _envelope(
     # cost more than the rest of the envelope.
     entities = [
         EntityOutput.model_construct(
+            **_history_view(doc.metadata),
             id=doc.id,
             name=doc.name,
             title=doc.title,
@@ -290,7 +302,6 @@ def _envelope(
                 RelationOutput.model_construct(from_=from_name, to=to_name, type=rel_type)
                 for from_name, _, to_name, rel_type in doc.relations
             ],
-            metadata=doc.metadata,
             match=matches.get(doc.id),
         )
         for doc in docs

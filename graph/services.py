@@ -8,20 +8,30 @@ archive done by a `supersedes` relation), so a failure anywhere leaves both as t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
 from django.db import transaction
 from django.utils import timezone
 
+from graph.errors import InvalidInput
 from graph.models import Entity, Namespace, Observation, Relation, Status, Tag
+from graph.project import project_tag
 from graph.schemas import (
+    DECISION_TYPE,
+    NOTE_TYPE,
+    PROJECT_TAG_PREFIX,
+    WHY_PREFIX,
+    DerivedNote,
     ForgetInput,
     ForgetOutput,
     NamespaceName,
+    ParsedNote,
     RelationOutput,
     RememberInput,
     RememberOutput,
+    parse_note,
 )
 from graph.text import normalize_observation
 
@@ -49,8 +59,47 @@ def _archive(entity: Entity, now: datetime) -> None:
     entity.updated_at = now
 
 
+@dataclass(frozen=True, slots=True)
+class _Incoming:
+    """What one remember call asks to store, once `note`, `why` and `project` are unfolded."""
+
+    name: str
+    title: str | None
+    observations: list[str]
+    tags: list[str]
+    project: str | None  # the project id this call files the memory under, if any
+
+
+def _unfold(
+    data: RememberInput, note: ParsedNote | None, exists: bool, current_project: str | None
+) -> _Incoming:
+    observations = [*(note.observations if note else []), *(o.strip() for o in data.observations)]
+    if data.why is not None:
+        # Stored as an observation as well as metadata.why: recall and the keyword index see
+        # observations, and the briefing reads either.
+        observations.append(f"{WHY_PREFIX}{data.why}")
+    project: str | None
+    if isinstance(data.project, str):
+        project = data.project
+    elif data.project is None and not exists:
+        # The caller's current project files a NEW memory only: appending to one filed
+        # elsewhere (or deliberately under no project) must not refile it.
+        project = current_project
+    else:
+        project = None
+    tags = [*data.tags, *([project_tag(project)] if project else [])]
+    name = data.name if data.name is not None else cast(ParsedNote, note).name
+    return _Incoming(name, note.title if note else data.title, observations, tags, project)
+
+
 @transaction.atomic
-def entity_remember(*, data: RememberInput, source_host: str) -> RememberOutput:
+def entity_remember(
+    *,
+    data: RememberInput,
+    source_host: str,
+    project: str | None = None,
+    require_why: bool = False,
+) -> RememberOutput:
     """Store a memory, or append to the one with the same name (the reference's upsert).
 
     - A new entity gets type, title, namespace (default personal) and
@@ -60,47 +109,107 @@ def entity_remember(*, data: RememberInput, source_host: str) -> RememberOutput:
       is reactivated; confidence rises by 0.05 (max 1.0) when an observation is new to it.
     - Observations already stored (ignoring whitespace) and tags already present are skipped.
     - Relations to missing entities are reported, not fatal. `supersedes` archives the target.
+
+    The agent guide's extensions (graph.schemas.RememberInput documents the fields):
+    - `note`: parsed by graph.schemas.parse_note; its observations come first, then any
+      `observations`. A new entity's type defaults to `note`. Echoed under `derived`.
+    - `why`: stored as metadata.why (the latest reason wins) and appended as the observation
+      `Why: <reason>`. Required (400 naming `why`) on any `replace` leaving the entity a
+      decision, and, when `require_why` (the agent-facing transports), on creating one.
+      Creating stays optional by default because the API reference's own contract (and its
+      example) creates a decision with no reason. Appending to an existing decision never
+      needs one.
+    - `project`: a string adds tag `project:<id>`; `false` adds none; omitted, a NEW entity
+      gets `project` (the caller's current project from CallContext) when there is one.
+    - `replace` on an existing entity: observations become exactly the incoming ones; the old
+      list is appended to metadata.replaced_history as {at, observations} (plus the old
+      `title`/`tags`/`type` when the call changed them). Passing `tags` rewrites the tags, the
+      `project:` ones following `project` (omitted keeps them). A different `type`
+      reclassifies. Confidence does not rise: a correction is not corroboration. A replace
+      that changes nothing records no version. On a missing name it creates, and needs
+      `type` unless `note` gives the default.
+    Any refusal is raised before the first write; the transaction covers the rest.
     """
     now = timezone.now()
-    entity_id = Entity.objects.id_for_name(data.name)
+    note = parse_note(data.note) if data.note is not None else None
+    name = data.name if data.name is not None else cast(ParsedNote, note).name
+    entity_id = Entity.objects.id_for_name(name)
     created = entity_id is None
+    incoming = _unfold(data, note, not created, project)
     moved_from: NamespaceName | None = None
     reactivated = False
+    history_count: int | None = None
 
-    if entity_id is None:
+    entity = None if entity_id is None else Entity.objects.get(pk=entity_id)
+    if entity is None:
+        if data.type is None and note is None:
+            raise InvalidInput(
+                f'type: required to create "{name}" (a replace of a name that does not exist '
+                "creates it)",
+                field="type",
+            )
+        final_type = data.type or NOTE_TYPE
+    else:
+        final_type = data.type if data.replace and data.type else entity.type
+    if (
+        final_type == DECISION_TYPE
+        and data.why is None
+        and (data.replace or (created and require_why))
+    ):
+        raise InvalidInput(
+            "why: a decision needs its reason and what would make it stop holding "
+            "(required when creating or replacing a decision)",
+            field="why",
+        )
+
+    if entity is None:
+        metadata: dict[str, Any] = {"provenance": {"source_host": source_host}}
+        if data.why is not None:
+            metadata["why"] = data.why
         entity = Entity(
-            name=data.name,
-            type=data.type,
-            title=data.title,
+            name=name,
+            type=final_type,
+            title=incoming.title,
             namespace=data.namespace or Namespace.PERSONAL,
             created_at=now,
             updated_at=now,
-            metadata={"provenance": {"source_host": source_host}},
+            metadata=metadata,
         )
         Entity.objects.insert_new(entity)
-        existing_obs: set[str] = set()
-        existing_tags: set[str] = set()
+        existing_obs: list[str] = []
+        existing_tags: list[str] = []
     else:
-        entity = Entity.objects.get(pk=entity_id)
-        existing_obs = {
-            normalize_observation(t)
-            for t in Observation.objects.filter(entity=entity).values_list("text", flat=True)
-        }
-        existing_tags = set(Tag.objects.filter(entity=entity).values_list("name", flat=True))
+        existing_obs = list(
+            Observation.objects.filter(entity=entity).values_list("text", flat=True)
+        )
+        existing_tags = list(Tag.objects.filter(entity=entity).values_list("name", flat=True))
 
-    new_obs = _dedupe(
-        (o.strip() for o in data.observations), existing_obs, key=normalize_observation
-    )
-    new_tags = _dedupe(data.tags, existing_tags)
-    Entity.objects.observations_append(entity.pk, new_obs, now)
-    Entity.objects.tags_append(entity.pk, new_tags)
+    fields: list[str] = []
+    if data.replace and not created:
+        new_obs, new_tags, history_count = _replace(
+            entity, data, incoming, existing_obs, existing_tags, final_type, now, fields
+        )
+    else:
+        new_obs = _dedupe(
+            incoming.observations,
+            {normalize_observation(t) for t in existing_obs},
+            key=normalize_observation,
+        )
+        new_tags = _dedupe(incoming.tags, set(existing_tags))
+        Entity.objects.observations_append(entity.pk, new_obs, now)
+        Entity.objects.tags_append(entity.pk, new_tags)
+        if new_obs and not created:
+            entity.confidence = min(1.0, round(entity.confidence + CONFIDENCE_STEP, 6))
+            fields.append("confidence")
 
-    changed = created or bool(new_obs or new_tags)
+    changed = created or bool(new_obs or new_tags or fields)
     if not created:
-        fields: list[str] = []
-        if data.title is not None and data.title != entity.title:
-            entity.title = data.title
+        if incoming.title is not None and incoming.title != entity.title:
+            entity.title = incoming.title
             fields.append("title")
+        if data.why is not None and entity.metadata.get("why") != data.why:
+            entity.metadata = {**entity.metadata, "why": data.why}
+            fields.append("metadata")
         if data.namespace is not None and data.namespace != entity.namespace:
             moved_from = cast(NamespaceName, entity.namespace)
             entity.metadata = {**entity.metadata, "previous_namespace": moved_from}
@@ -110,12 +219,9 @@ def entity_remember(*, data: RememberInput, source_host: str) -> RememberOutput:
             entity.status = Status.ACTIVE
             reactivated = True
             fields.append("status")
-        if new_obs:
-            entity.confidence = min(1.0, round(entity.confidence + CONFIDENCE_STEP, 6))
-            fields.append("confidence")
         if fields or changed:
             entity.updated_at = now
-            entity.save(update_fields=[*fields, "updated_at"])
+            entity.save(update_fields=sorted({*fields, "updated_at"}))
             changed = True
 
     # The entity's own index row is written before relations: a failure while relating
@@ -139,7 +245,66 @@ def entity_remember(*, data: RememberInput, source_host: str) -> RememberOutput:
         superseded=superseded or None,
         movedFromNamespace=moved_from,
         reactivated=True if reactivated else None,
+        derived=(
+            DerivedNote(name=entity.name, title=note.title, observations=note.observations)
+            if note is not None
+            else None
+        ),
+        replacedHistoryCount=history_count,
+        project=incoming.project,
     )
+
+
+def _replace(
+    entity: Entity,
+    data: RememberInput,
+    incoming: _Incoming,
+    existing_obs: list[str],
+    existing_tags: list[str],
+    final_type: str,
+    now: datetime,
+    fields: list[str],
+) -> tuple[list[str], list[str], int | None]:
+    """Rewrite an existing entity's observations (and tags when passed), keeping the old
+    version in metadata.replaced_history. Returns (observations stored, tags added, history
+    length when a version was recorded); appends the entity fields it changed to `fields`."""
+    new_obs = _dedupe(incoming.observations, set(), key=normalize_observation)
+    version: dict[str, Any] = {"at": now.isoformat(), "observations": existing_obs}
+    same_obs = [normalize_observation(t) for t in existing_obs] == [
+        normalize_observation(t) for t in new_obs
+    ]
+    if same_obs:
+        new_obs = []
+    else:
+        Observation.objects.filter(entity=entity).delete()
+        Entity.objects.observations_append(entity.pk, new_obs, now)
+
+    if "tags" in data.model_fields_set:
+        wanted = list(incoming.tags)
+        if data.project is None:
+            # `project` omitted: the memory stays filed where it is.
+            wanted += [t for t in existing_tags if t.startswith(PROJECT_TAG_PREFIX)]
+        wanted = _dedupe(wanted, set())
+        new_tags = [t for t in wanted if t not in existing_tags]
+        if set(wanted) != set(existing_tags):
+            Tag.objects.filter(entity=entity).exclude(name__in=wanted).delete()
+            version["tags"] = existing_tags
+    else:
+        new_tags = _dedupe(incoming.tags, set(existing_tags))
+    Entity.objects.tags_append(entity.pk, new_tags)
+
+    if incoming.title is not None and incoming.title != entity.title:
+        version["title"] = entity.title
+    if final_type != entity.type:
+        version["type"] = entity.type
+        entity.type = final_type
+        fields.append("type")
+    if same_obs and len(version) == 2:  # only {at, observations}: nothing was rewritten
+        return new_obs, new_tags, None
+    history = [*entity.metadata.get("replaced_history", []), version]
+    entity.metadata = {**entity.metadata, "replaced_history": history}
+    fields.append("metadata")
+    return new_obs, new_tags, len(history)
 
 
 def _relate(

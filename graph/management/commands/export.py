@@ -1,0 +1,103 @@
+"""`memesh export`: stream a bundle of any size to stdout or a file (graph.ops.bundle_io)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from graph.models import Namespace
+from graph.ops.bundle_io import Writer, bundle_write
+
+
+class Command(BaseCommand):
+    help = "Export active memories to a portable JSON bundle (stdout, or --output FILE)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--namespace", choices=Namespace.values, help="Only this namespace.")
+        parser.add_argument("--tag", help="Only entities carrying this tag.")
+        parser.add_argument(
+            "--limit", type=int, help="At most this many entities (default: all of them)."
+        )
+        parser.add_argument("-o", "--output", help="Write the bundle to this file.")
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="Errors as JSON; with --output, a JSON summary instead of a sentence.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        limit = options["limit"]
+        if limit is not None and limit < 1:
+            self._fail(options["json"], "--limit must be at least 1")
+        path = Path(options["output"]) if options["output"] else None
+        bars: list[tqdm[Any]] = []
+        show = _show_progress(options["json"])
+
+        def on_count(total: int) -> None:
+            if show:  # made once the total is known, inside the export's snapshot
+                bars.append(tqdm(total=total, unit="memory", desc="Exporting", file=sys.stderr))
+
+        def progress(n: int) -> None:
+            if bars:
+                bars[0].update(n)
+
+        try:
+            if path is None:
+                written = self._write(self.stdout, options, progress, on_count)
+            else:
+                with path.open("w", encoding="utf-8") as f:
+                    written = self._write(f, options, progress, on_count)
+        except OSError as exc:
+            self._fail(options["json"], f"Cannot write {path}: {exc}")
+        finally:
+            for bar in bars:
+                bar.close()
+        if path is not None:
+            summary = {"exported": written, "path": str(path)}
+            self.stdout.write(
+                json.dumps(summary) if options["json"] else f"Exported {written} to {path}"
+            )
+
+    def _write(
+        self,
+        out: Any,
+        options: dict[str, Any],
+        progress: Callable[[int], None],
+        on_count: Callable[[int], None],
+    ) -> int:
+        target: Writer = _Raw(out) if out is self.stdout else out
+        return bundle_write(
+            target,
+            namespace=options["namespace"],
+            tag=options["tag"],
+            limit=options["limit"],
+            progress=progress,
+            on_count=on_count,
+        )
+
+    def _fail(self, as_json: bool, message: str) -> None:
+        if as_json:
+            err = {"success": False, "errorCode": "validation.bad-param", "error": message}
+            self.stdout.write(json.dumps(err))
+            raise SystemExit(1)
+        raise CommandError(message)
+
+
+class _Raw:
+    """Django's OutputWrapper appends a newline to every write; the bundle writes pieces."""
+
+    def __init__(self, wrapper: Any) -> None:
+        self._wrapper = wrapper
+
+    def write(self, text: str) -> None:
+        self._wrapper.write(text, ending="")
+
+
+def _show_progress(as_json: bool) -> bool:
+    return sys.stderr.isatty() and not as_json

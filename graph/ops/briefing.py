@@ -1,0 +1,434 @@
+"""briefing: a project's work topology as one fenced block, ready to place in context.
+
+Levels (the agent guide's `briefing` setting):
+- `minimal` (default): the project's latest handoff, decisions (with their reasons), up to five
+  lessons, knowledge and recent activity, plus up to five memories that belong to no project.
+- `standard`: adds the stated task state when fresh, and an index of durable memories.
+- `full`: adds other projects' recent activity and global memory.
+
+A task state older than 72 hours, or with a missing or implausible time, is never shown as
+current at any level: one line points at `memesh task` instead, because a stale "next step"
+read as fact is a wrong instruction with nothing to contradict it.
+
+Imported or otherwise untrusted memories are never included: they were written by someone else
+and would arrive wearing the authority of the user's own graph. Rendering and fencing live in
+briefing_render.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, Literal
+
+from django.db.models import QuerySet
+from django.utils import timezone
+from pydantic import AfterValidator, Field
+
+from graph.managers import EntityDocument
+from graph.models import Entity, MetaEntry, Namespace, Status
+from graph.operation import CallContext, Operation
+from graph.ops.briefing_render import (
+    MAX_REASON_CHARS,
+    Section,
+    clean,
+    fit,
+    memory_line,
+    wrap,
+)
+from graph.project import project_tag
+from graph.schemas import MAX_TAG_CHARS, Output, StrictInput
+
+Level = Literal["minimal", "standard", "full"]
+
+DECISION = "decision"
+LESSON = "lesson_learned"
+HANDOFF = "handoff"
+# Routine records of what happened (hooks write most of them); everything else of a project is
+# "knowledge". Activity ranks below decisions: a week of commits must not push them out.
+ACTIVITY_TYPES = (
+    "commit",
+    "session",
+    "session_summary",
+    "session-summary",
+    "session_keypoint",
+    "workflow_checkpoint",
+    "conversation",
+)
+
+MAX_DECISIONS = 8
+MAX_LESSONS = 5  # the agent guide: "up to five project lessons are selected separately"
+MAX_KNOWLEDGE = 8
+MAX_ACTIVITY = 5
+MAX_NO_PROJECT = 5  # "up to five of your memories that belong to no project"
+MAX_OTHER_PROJECTS = 5
+MAX_GLOBAL = 5
+MAX_INDEX = 40  # the agent guide's index cap (its byte cap is subsumed by the shared budget)
+MAX_HANDOFF_CHARS = 400
+
+TASK_STATE_MAX_AGE = timedelta(hours=72)
+UNCONFIRMED_AFTER_DAYS = 30
+# Clocks of different hosts disagree a little; a time further ahead than this is implausible.
+CLOCK_SKEW = timedelta(minutes=5)
+EARLIEST_PLAUSIBLE = datetime(2000, 1, 1, tzinfo=UTC)
+
+_REASON_PREFIXES = ("why:", "reason:", "because")
+_PROJECT_PREFIX = "project:"
+
+
+def _project_name(value: str) -> str:
+    value = value.strip()
+    if not value:
+        raise ValueError("must not be blank")
+    return value
+
+
+class BriefingInput(StrictInput):
+    project: Annotated[
+        str | None,
+        Field(min_length=1, max_length=MAX_TAG_CHARS - len(_PROJECT_PREFIX)),
+        AfterValidator(lambda v: None if v is None else _project_name(v)),
+    ] = Field(
+        default=None,
+        description=(
+            "Project id, as in the `project:<id>` tag (default: the project the caller works "
+            "in — the CLI's working directory or the MCP session's bound project)."
+        ),
+    )
+    level: Level = Field(
+        default="minimal",
+        description=(
+            "`minimal` (default): decisions, lessons, knowledge and recent activity of the "
+            "project plus memories with no project; `standard` adds the fresh task state and "
+            "an index of durable memories; `full` adds other projects and global memory."
+        ),
+    )
+
+
+class BriefingOutput(Output):
+    project: str | None = Field(
+        description="The project briefed; null when the caller named none and has none."
+    )
+    text: str = Field(
+        description=(
+            "The fenced block, preamble included; empty when the project has nothing to show."
+        )
+    )
+    entity_count: int = Field(
+        alias="entityCount",
+        description="Memory lines rendered into the block (task-state lines excluded).",
+    )
+    has_task_state: bool = Field(
+        alias="hasTaskState",
+        description=(
+            "True when the block shows the stated task state as current (fresh, and level "
+            "`standard` or `full`); a stale-state flag line does not count."
+        ),
+    )
+    level: Level = Field(description="The level rendered.")
+
+
+# --- trust and selection --------------------------------------------------------------------
+
+
+def is_trusted(metadata: Any) -> bool:
+    """False for memories that came from outside: imports and anything marked untrusted."""
+    if not isinstance(metadata, dict):
+        return True
+    if metadata.get("untrusted") is True or "import" in metadata:
+        return False
+    provenance = metadata.get("provenance")
+    return not (isinstance(provenance, dict) and provenance.get("imported") is True)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    doc: EntityDocument
+    # Last time anyone wrote or read it: a decision untouched for 30 days is "unconfirmed".
+    touched: datetime
+
+
+def _aware(value: datetime) -> datetime:
+    return value if timezone.is_aware(value) else value.replace(tzinfo=UTC)
+
+
+def _select(
+    queryset: QuerySet[Entity], limit: int, skip: set[int], *, page: int = 100
+) -> list[Candidate]:
+    """The newest `limit` trusted, active entities of `queryset` not in `skip`.
+
+    The trust test runs in Python: SQLite's JSON lookups under NOT treat a missing key as NULL
+    and would drop every memory without the key. Paging keeps a graph full of imports from
+    starving the section while still reading only what it needs.
+    """
+    if limit <= 0:
+        return []
+    picked: list[tuple[int, datetime]] = []
+    rows = queryset.filter(status=Status.ACTIVE).order_by("-updated_at", "-id")
+    offset = 0
+    while len(picked) < limit:
+        batch = list(
+            rows.values_list("id", "updated_at", "last_accessed_at", "metadata")[
+                offset : offset + page
+            ]
+        )
+        for entity_id, updated, accessed, metadata in batch:
+            if entity_id in skip or not is_trusted(metadata):
+                continue
+            touched = max(_aware(updated), _aware(accessed)) if accessed else _aware(updated)
+            picked.append((entity_id, touched))
+            skip.add(entity_id)
+            if len(picked) == limit:
+                break
+        if len(batch) < page:
+            break
+        offset += page
+    docs = Entity.objects.documents([entity_id for entity_id, _ in picked])
+    touched_by_id = dict(picked)
+    return [Candidate(doc, touched_by_id[doc.id]) for doc in docs]
+
+
+# --- lines ----------------------------------------------------------------------------------
+
+
+def _label(doc: EntityDocument, limit: int | None = None) -> str:
+    """Title, else the first observation that is not a stated reason, else the name."""
+    for text in (doc.title, *[o for o in doc.observations if not _is_reason(o)], doc.name):
+        if text and text.strip():
+            return clean(text) if limit is None else clean(text, limit)
+    return clean(doc.name)
+
+
+def _is_reason(observation: str) -> bool:
+    return observation.strip().lower().startswith(_REASON_PREFIXES)
+
+
+def decision_reason(doc: EntityDocument) -> str | None:
+    """The recorded reason: `metadata.why`, else an observation starting Why:/Reason:/Because."""
+    why = doc.metadata.get("why") if isinstance(doc.metadata, dict) else None
+    if isinstance(why, str) and why.strip():
+        return why.strip()
+    for observation in doc.observations:
+        text = observation.strip()
+        if _is_reason(text):
+            for prefix in ("why:", "reason:"):
+                if text.lower().startswith(prefix):
+                    text = text[len(prefix) :].strip()
+            if text:
+                return text
+    return None
+
+
+def _decision_line(candidate: Candidate, now: datetime) -> str:
+    reason = decision_reason(candidate.doc)
+    suffix = f"— why: {clean(reason, MAX_REASON_CHARS)}" if reason else "— no reason recorded"
+    days = (now - candidate.touched).days
+    if days >= UNCONFIRMED_AFTER_DAYS:
+        suffix += f" — unconfirmed {days} days: re-check before relying"
+    return memory_line(candidate.doc.type, _label(candidate.doc), candidate.doc.id, suffix)
+
+
+def _plain_line(candidate: Candidate) -> str:
+    return memory_line(candidate.doc.type, _label(candidate.doc), candidate.doc.id)
+
+
+def _projects_of(doc: EntityDocument) -> list[str]:
+    return [t[len(_PROJECT_PREFIX) :] for t in doc.tags if t.startswith(_PROJECT_PREFIX)]
+
+
+def _age(delta: timedelta) -> str:
+    hours = int(delta.total_seconds() // 3600)
+    if hours < 1:
+        return "less than an hour ago"
+    if hours < 48:
+        return f"{hours} h ago"
+    return f"{hours // 24} days ago"
+
+
+# --- task state -----------------------------------------------------------------------------
+
+
+def _read_task_state(project: str) -> dict[str, Any] | None:
+    try:
+        from graph.ops.task_state import read_task_state
+    except ImportError:
+        # Built in parallel; until it lands, read the stored entry it writes.
+        entry = MetaEntry.objects.filter(key=f"task_state:{project}").first()
+        return entry.value if entry is not None and isinstance(entry.value, dict) else None
+    state = read_task_state(project)
+    return state if isinstance(state, dict) else None
+
+
+def task_state_time(state: dict[str, Any], now: datetime) -> datetime | None:
+    """When the state was stated, or None when that time is missing or implausible."""
+    raw = state.get("updated_at")
+    if not isinstance(raw, str):
+        return None
+    try:
+        when = datetime.fromisoformat(raw.strip())
+    except ValueError:
+        return None
+    # No zone means no way to know the age (as graph.ops.task_state judges it too).
+    if when.tzinfo is None or when < EARLIEST_PLAUSIBLE or when > now + CLOCK_SKEW:
+        return None
+    return when
+
+
+def _task_state_section(project: str, level: Level, now: datetime) -> tuple[Section, bool]:
+    """(section, shown as current). Fresh fields only at standard/full; a stale or
+    unknown-age state gets one flag line at every level."""
+    section = Section("Task state", counts=False)
+    state = _read_task_state(project)
+    if not state:
+        return section, False
+    fields: list[tuple[str, str]] = []
+    for key in ("goal", "next", "blocked", "done"):
+        value = state.get(key)
+        if isinstance(value, str) and value.strip():
+            fields.append((key, value))
+    if not fields:
+        return section, False
+    when = task_state_time(state, now)
+    if when is None:
+        section.lines.append(
+            "- A task state is stored but its time is missing or unreadable, so it is not "
+            "current: run `memesh task` to see it, and re-state what still holds."
+        )
+        return section, False
+    if now - when > TASK_STATE_MAX_AGE:
+        section.lines.append(
+            f"- The task state was stated {_age(now - when)} and is not current: run "
+            "`memesh task` to see it, and re-state what still holds."
+        )
+        return section, False
+    if level == "minimal":
+        return section, False
+    section.heading = f"Task state (stated {_age(now - when)})"
+    section.lines.extend(f"- {key}: {clean(value, 300)}" for key, value in fields)
+    return section, True
+
+
+# --- assembly -------------------------------------------------------------------------------
+
+
+def _handoff_section(tagged: QuerySet[Entity], skip: set[int], now: datetime) -> Section:
+    section = Section("Where the work was left off (verify against the files before acting)")
+    for candidate in _select(tagged.filter(type=HANDOFF), 1, skip):
+        age = _age(now - _aware(datetime.fromisoformat(candidate.doc.updated_at)))
+        label = _label(candidate.doc, MAX_HANDOFF_CHARS)
+        section.lines.append(memory_line(HANDOFF, label, candidate.doc.id, f"({age})"))
+    return section
+
+
+def _project_sections(
+    project: str, level: Level, now: datetime, skip: set[int]
+) -> tuple[list[Section], bool]:
+    tagged = Entity.objects.filter(tags__name=project_tag(project))
+    handoff = _handoff_section(tagged, skip, now)
+    task, fresh = _task_state_section(project, level, now)
+    decisions = Section("Decisions and direction")
+    decisions.lines = [
+        _decision_line(c, now) for c in _select(tagged.filter(type=DECISION), MAX_DECISIONS, skip)
+    ]
+    lessons = Section("Lessons (do not repeat)")
+    lessons.lines = [_plain_line(c) for c in _select(tagged.filter(type=LESSON), MAX_LESSONS, skip)]
+    knowledge = Section("Knowledge")
+    durable = tagged.exclude(type__in=[HANDOFF, *ACTIVITY_TYPES])
+    knowledge.lines = [
+        _plain_line(c)
+        for c in _select(durable.exclude(type__in=[DECISION, LESSON]), MAX_KNOWLEDGE, skip)
+    ]
+    activity = Section("Recent activity")
+    activity.lines = [
+        _plain_line(c) for c in _select(tagged.filter(type__in=ACTIVITY_TYPES), MAX_ACTIVITY, skip)
+    ]
+    sections = [handoff, task, decisions, lessons, knowledge, activity]
+    if level != "minimal":
+        # Last in priority: a crowded block shows fewer index lines, never fewer decisions.
+        index = Section("Index of other durable memories (a recent window: recall finds more)")
+        index.lines = [
+            memory_line(c.doc.type, _label(c.doc, 80), c.doc.id)
+            for c in _select(durable, MAX_INDEX, skip)
+        ]
+        sections.append(index)
+    return sections, fresh
+
+
+def _shared_sections(project: str | None, level: Level, skip: set[int]) -> list[Section]:
+    no_project = Section("Memories with no project")
+    loose = Entity.objects.exclude(namespace=Namespace.GLOBAL).exclude(
+        tags__name__startswith=_PROJECT_PREFIX
+    )
+    no_project.lines = [_plain_line(c) for c in _select(loose, MAX_NO_PROJECT, skip)]
+    sections = [no_project]
+    if level == "full":
+        others = Entity.objects.filter(tags__name__startswith=_PROJECT_PREFIX)
+        if project is not None:
+            others = others.exclude(tags__name=project_tag(project))
+        other = Section("Other projects — recent activity")
+        for c in _select(others.distinct(), MAX_OTHER_PROJECTS, skip):
+            where = ", ".join(clean(p, 60) for p in _projects_of(c.doc))
+            other.lines.append(memory_line(c.doc.type, _label(c.doc), c.doc.id, f"({where})"))
+        global_ = Section("Global memory")
+        everywhere = Entity.objects.filter(namespace=Namespace.GLOBAL)
+        global_.lines = [_plain_line(c) for c in _select(everywhere, MAX_GLOBAL, skip)]
+        sections.extend([other, global_])
+    return sections
+
+
+def build_briefing(
+    project: str | None, level: Level = "minimal", *, now: datetime | None = None
+) -> BriefingOutput:
+    """The briefing of `project` (None: the caller has no project; only shared memories)."""
+    now = now or timezone.now()
+    skip: set[int] = set()
+    project_sections: list[Section] = []
+    fresh = False
+    if project is not None:
+        project_sections, fresh = _project_sections(project, level, now, skip)
+        if not any(section.lines for section in project_sections):
+            # The reference: "text is empty when the project has no injectable memories yet" —
+            # memories from elsewhere do not make an empty project look briefed.
+            return BriefingOutput(
+                project=project, text="", entityCount=0, hasTaskState=False, level=level
+            )
+    shared = _shared_sections(project, level, skip)
+    sections = [*project_sections, *shared]
+    if not any(section.lines for section in sections):
+        return BriefingOutput(
+            project=project, text="", entityCount=0, hasTaskState=False, level=level
+        )
+    head = [f"Project: {clean(project, 200)}"] if project is not None else []
+    rendered = fit(sections, head=head)
+    # Fresh fields can still be cut by the budget in a crowded block: report what is shown.
+    shown_fresh = fresh and any(
+        not s.counts and s.heading in rendered.body_lines for s in project_sections
+    )
+    return BriefingOutput(
+        project=project,
+        text=wrap(rendered.body_lines),
+        entityCount=rendered.memory_lines,
+        hasTaskState=shown_fresh,
+        level=level,
+    )
+
+
+def _handler(data: BriefingInput, ctx: CallContext) -> BriefingOutput:
+    return build_briefing(data.project or ctx.project, data.level)
+
+
+OPERATION = Operation(
+    name="briefing",
+    summary=(
+        "The assembled work topology of a project, fenced as background data: its latest "
+        "handoff, decisions with their reasons, up to five lessons, knowledge and recent "
+        "activity, plus memories with no project; `standard` adds the fresh task state and an "
+        "index, `full` other projects and global memory. Call once at session start."
+    ),
+    input_model=BriefingInput,
+    output_model=BriefingOutput,
+    handler=_handler,
+    examples=[{}, {"project": "other-repo"}, {"level": "standard"}],
+    # The reference has no POST /v1/briefing; MCP and the CLI expose it.
+    rest=False,
+)

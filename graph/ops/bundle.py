@@ -1,0 +1,49 @@
+"""The export and import operations (graph.ops.bundle_export, graph.ops.bundle_import)."""
+
+from __future__ import annotations
+
+from graph.operation import CallContext, Operation
+from graph.ops.bundle_export import ExportInput, ExportOutput, bundle_export
+from graph.ops.bundle_import import ImportInput, ImportOutput, bundle_entries_of, bundle_import
+
+
+def _export(data: ExportInput, ctx: CallContext) -> ExportOutput:
+    return bundle_export(data=data)
+
+
+def _import(data: ImportInput, ctx: CallContext) -> ImportOutput:
+    entities = bundle_entries_of(data.data)
+    return bundle_import(
+        entries=lambda: entities,
+        strategy=data.merge_strategy,
+        namespace=data.namespace,
+        source_host=ctx.source_host,
+    )
+
+
+EXPORT = Operation(
+    name="export",
+    summary=(
+        "Export active memories to a portable JSON bundle (backup, sharing, migrating "
+        "machines), optionally one namespace or one tag."
+    ),
+    input_model=ExportInput,
+    output_model=ExportOutput,
+    handler=_export,
+    examples=[{}, {"namespace": "team"}, {"tag": "project:myapp"}],
+)
+IMPORT = Operation(
+    name="import",
+    summary=(
+        "Import a bundle produced by export. merge_strategy decides what happens to "
+        "entities that already exist (skip, overwrite, append). Imported entities are "
+        "marked untrusted until reviewed."
+    ),
+    input_model=ImportInput,
+    output_model=ImportOutput,
+    handler=_import,
+    examples=[
+        {"data": {"entities": []}, "merge_strategy": "skip"},
+        {"data": {"entities": []}, "merge_strategy": "append", "namespace": "team"},
+    ],
+)

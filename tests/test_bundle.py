@@ -1,0 +1,389 @@
+"""export and import: the bundle format, the three merge strategies, the round trip, the CLI."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from graph.errors import InvalidInput
+from graph.managers import ARCHIVED_FTS, LIVE_FTS
+from graph.models import Entity, Relation
+from graph.operations import CallContext
+from graph.ops.bundle import EXPORT, IMPORT
+from graph.ops.bundle_import import IMPORT_CHUNK
+from tests.helpers import forget, names, recall, remember
+
+pytestmark = pytest.mark.django_db
+CTX = CallContext(source_host="test")
+
+
+def export(**fields: Any) -> dict[str, Any]:
+    return EXPORT.run(fields, CTX)
+
+
+def import_(entities: list[Any], strategy: str = "skip", **fields: Any) -> dict[str, Any]:
+    payload = {"data": {"version": "3.0.0", "entities": entities}, "merge_strategy": strategy}
+    return IMPORT.run({**payload, **fields}, CTX)
+
+
+def entry(name: str, *observations: str, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "type": "note", "observations": list(observations), **fields}
+
+
+def state(name: str) -> dict[str, Any]:
+    """Everything about one entity that an import may or may not change."""
+    e = Entity.objects.get(name=name)
+    return {
+        "title": e.title,
+        "type": e.type,
+        "namespace": e.namespace,
+        "status": e.status,
+        "metadata": e.metadata,
+        "updated_at": e.updated_at,
+        "observations": list(e.observations.values_list("text", flat=True)),
+        "tags": list(e.tags.values_list("name", flat=True)),
+        "relations": sorted(e.relations_out.values_list("to_entity__name", "type")),
+    }
+
+
+def index_rows() -> dict[str, list[tuple[int, str, str]]]:
+    out = {}
+    with connection.cursor() as cur:
+        for table in (LIVE_FTS, ARCHIVED_FTS):
+            cur.execute(f"SELECT rowid, head, body FROM {table} ORDER BY rowid")
+            out[table] = cur.fetchall()
+    return out
+
+
+def assert_index_in_step() -> None:
+    before = index_rows()
+    Entity.objects.index_rebuild()
+    assert index_rows() == before
+
+
+def seed() -> None:
+    remember("api-design", "REST with versioned routes", type="decision", namespace="team")
+    remember(
+        "auth-decision",
+        "Use OAuth 2.0",
+        "Tokens expire after one hour",
+        type="decision",
+        title="Why we chose OAuth 2.0",
+        tags=["project:myapp", "topic:auth"],
+        relations=[{"to": "api-design", "type": "related-to"}],
+        namespace="team",
+    )
+    remember("untitled-note", "zanzibarite appears here", tags=["project:other"])
+
+
+# --- export ---------------------------------------------------------------------------------
+
+
+def test_export_writes_the_reference_bundle_format() -> None:
+    seed()
+    bundle = export()
+    assert bundle["version"] == "3.0.0"
+    assert bundle["exported_at"].endswith("Z") and len(bundle["exported_at"]) == 24
+    assert bundle["entity_count"] == 3
+    auth = next(e for e in bundle["entities"] if e["name"] == "auth-decision")
+    assert auth == {
+        "name": "auth-decision",
+        "title": "Why we chose OAuth 2.0",
+        "type": "decision",
+        "namespace": "team",
+        "observations": ["Use OAuth 2.0", "Tokens expire after one hour"],
+        "tags": ["project:myapp", "topic:auth"],
+        "relations": [{"from": "auth-decision", "to": "api-design", "type": "related-to"}],
+    }
+    untitled = next(e for e in bundle["entities"] if e["name"] == "untitled-note")
+    assert "title" in untitled and untitled["title"] is None
+
+
+def test_export_filters_by_namespace_tag_and_limit_and_leaves_out_archived() -> None:
+    seed()
+    remember("gone", "archived soon")
+    forget("gone")
+    assert {e["name"] for e in export()["entities"]} == {
+        "api-design",
+        "auth-decision",
+        "untitled-note",
+    }
+    assert {e["name"] for e in export(namespace="team")["entities"]} == {
+        "api-design",
+        "auth-decision",
+    }
+    assert [e["name"] for e in export(tag="project:other")["entities"]] == ["untitled-note"]
+    limited = export(limit=2)
+    assert limited["entity_count"] == 2 and len(limited["entities"]) == 2
+
+
+def test_export_refuses_an_unknown_namespace() -> None:
+    with pytest.raises(InvalidInput):
+        export(namespace="everyone")
+
+
+# --- round trip -----------------------------------------------------------------------------
+
+
+def wipe() -> None:
+    Entity.objects.all().delete()
+    Entity.objects.index_rebuild()  # empties both keyword tables
+
+
+def test_a_round_trip_into_an_empty_database_reproduces_everything() -> None:
+    seed()
+    before = export()
+    wipe()
+    assert export()["entity_count"] == 0
+
+    result = import_(before["entities"])
+
+    assert result == {"imported": 3, "skipped": 0, "appended": 0, "relations": 1, "errors": []}
+    after = export()
+    key = lambda e: e["name"]  # noqa: E731
+    assert sorted(after["entities"], key=key) == sorted(before["entities"], key=key)
+    assert names(recall("zanzibarite")) == ["untitled-note"]
+    assert_index_in_step()
+
+
+def test_a_round_trip_spans_several_chunks_and_relations_point_forward() -> None:
+    # The first entry relates to the last one: relations wait until every entity exists.
+    n = IMPORT_CHUNK + 20
+    entries = [entry(f"e{i}", f"observation {i}") for i in range(n)]
+    entries[0]["relations"] = [{"from": "e0", "to": f"e{n - 1}", "type": "depends-on"}]
+    result = import_(entries)
+    assert result["imported"] == n and result["relations"] == 1 and result["errors"] == []
+    assert Relation.objects.get().to_entity.name == f"e{n - 1}"
+
+
+# --- merge strategies -----------------------------------------------------------------------
+
+
+def test_skip_creates_new_entities_and_never_changes_an_existing_one() -> None:
+    seed()
+    remember("other", "other target")
+    existing = state("auth-decision")
+    result = import_(
+        [
+            entry(
+                "auth-decision",
+                "Use SAML instead",
+                title="Replaced title",
+                tags=["new-tag"],
+                relations=[{"to": "other", "type": "related-to"}],
+            ),
+            entry("brand-new", "a new memory", namespace="global"),
+        ],
+        "skip",
+        namespace="personal",
+    )
+    assert result["imported"] == 1 and result["skipped"] == 1 and result["relations"] == 0
+    assert state("auth-decision") == existing  # not moved to personal either
+    assert Entity.objects.get(name="brand-new").namespace == "personal"
+
+
+def test_overwrite_replaces_observations_and_tags_and_keeps_the_old_ones_in_history() -> None:
+    seed()
+    result = import_(
+        [entry("auth-decision", "Use SAML", title="SAML it is", tags=["topic:sso"])],
+        "overwrite",
+    )
+    assert result["imported"] == 1 and result["errors"] == []
+    now = state("auth-decision")
+    assert now["observations"] == ["Use SAML"]
+    assert now["tags"] == ["topic:sso"]
+    assert now["title"] == "SAML it is"
+    assert now["namespace"] == "team" and now["type"] == "decision"
+    (past,) = now["metadata"]["replaced_history"]
+    assert past["action"] == "import-overwrite"
+    assert past["observations"] == ["Use OAuth 2.0", "Tokens expire after one hour"]
+    assert past["tags"] == ["project:myapp", "topic:auth"]
+    # The keyword index follows: the replaced words no longer find it.
+    assert names(recall("OAuth")) == []
+    assert names(recall("SAML")) == ["auth-decision"]
+    assert_index_in_step()
+
+
+def test_overwrite_and_append_move_existing_entities_into_the_requested_namespace() -> None:
+    seed()
+    for strategy in ("overwrite", "append"):
+        remember(f"{strategy}-me", "somewhere", namespace="global")
+        import_([entry(f"{strategy}-me", "somewhere")], strategy, namespace="personal")
+        moved = Entity.objects.get(name=f"{strategy}-me")
+        assert moved.namespace == "personal"
+        assert moved.metadata["previous_namespace"] == "global"
+
+
+def test_append_adds_new_observations_dedupes_tags_and_creates_relations() -> None:
+    seed()
+    remember("other", "other target")
+    result = import_(
+        [
+            entry(
+                "auth-decision",
+                "Use   OAuth 2.0",  # the same observation, spaced differently
+                "Refresh tokens rotate",
+                tags=["topic:auth", "topic:tokens"],
+                relations=[{"to": "other", "type": "related-to"}],
+            )
+        ],
+        "append",
+    )
+    assert result == {"imported": 0, "skipped": 0, "appended": 1, "relations": 1, "errors": []}
+    now = state("auth-decision")
+    assert now["observations"] == [
+        "Use OAuth 2.0",
+        "Tokens expire after one hour",
+        "Refresh tokens rotate",
+    ]
+    assert now["tags"] == ["project:myapp", "topic:auth", "topic:tokens"]
+    assert now["relations"] == [("api-design", "related-to"), ("other", "related-to")]
+    assert now["title"] == "Why we chose OAuth 2.0"  # no title in the entry: left alone
+    assert names(recall("rotate")) == ["auth-decision"]
+    assert_index_in_step()
+
+
+def test_every_strategy_creates_entities_that_do_not_exist_yet() -> None:
+    for strategy in ("skip", "overwrite", "append"):
+        result = import_([entry(f"new-{strategy}", "fresh")], strategy, namespace="team")
+        assert result["imported"] == 1
+        assert Entity.objects.get(name=f"new-{strategy}").namespace == "team"
+
+
+def test_a_blank_or_absent_title_leaves_the_existing_title_and_a_long_one_is_truncated() -> None:
+    seed()
+    import_([entry("auth-decision", "x", title="   ")], "append")
+    import_([entry("auth-decision", "y", title=None)], "overwrite")
+    assert Entity.objects.get(name="auth-decision").title == "Why we chose OAuth 2.0"
+    import_([entry("long-title", "z", title="t" * 500)])
+    assert Entity.objects.get(name="long-title").title == "t" * 200
+
+
+def test_imported_entities_are_untrusted_with_import_provenance() -> None:
+    seed()
+    import_([entry("imported-one", "from a teammate")], "skip")
+    import_([entry("auth-decision", "more")], "append")
+    created = Entity.objects.get(name="imported-one").metadata
+    assert created["provenance"] == {"source_host": "test", "imported": True}
+    assert created["untrusted"] is True
+    assert created["import"]["strategy"] == "skip"
+    changed = Entity.objects.get(name="auth-decision").metadata
+    assert changed["untrusted"] is True and changed["import"]["strategy"] == "append"
+    assert changed["provenance"] == {"source_host": "test"}  # first insert's stamp stays
+
+
+# --- refusals and partial imports -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"merge_strategy": "merge"}, {"merge_strategy": "skip", "namespace": "everyone"}],
+)
+def test_an_unknown_strategy_or_namespace_is_refused_before_anything_is_written(
+    fields: dict[str, Any],
+) -> None:
+    with pytest.raises(InvalidInput):
+        IMPORT.run({"data": {"entities": [entry("never", "written")]}, **fields}, CTX)
+    assert not Entity.objects.exists()
+
+
+def test_a_bundle_without_an_entities_array_is_refused() -> None:
+    with pytest.raises(InvalidInput, match="entities"):
+        IMPORT.run({"data": {"entities": "nope"}, "merge_strategy": "skip"}, CTX)
+
+
+def test_bad_entries_are_reported_while_the_rest_imports() -> None:
+    result = import_(
+        [
+            entry("good-one", "fine"),
+            "not an object",
+            {"name": "no-type", "observations": ["x"]},
+            entry("bad-namespace", "x", namespace="everyone"),
+            entry("good-two", "fine", relations=[{"to": "missing", "type": "related-to"}]),
+        ]
+    )
+    assert result["imported"] == 2
+    errors = result["errors"]
+    assert len(errors) == 4
+    assert errors[0].startswith("entities[1]")
+    assert errors[1].startswith('entities[2] "no-type"') and "type" in errors[1]
+    assert errors[2].startswith('entities[3] "bad-namespace"')
+    assert 'relation target "missing" not found' in errors[3]
+    assert set(Entity.objects.values_list("name", flat=True)) == {"good-one", "good-two"}
+
+
+def test_a_name_repeated_in_the_bundle_is_merged_by_the_strategy() -> None:
+    result = import_([entry("twice", "first"), entry("twice", "second")], "append")
+    assert result["imported"] == 1 and result["appended"] == 1
+    assert state("twice")["observations"] == ["first", "second"]
+
+
+# --- CLI ------------------------------------------------------------------------------------
+
+
+def test_the_cli_round_trips_a_bundle_through_a_file(tmp_path: Path) -> None:
+    seed()
+    out = StringIO()
+    call_command("export", stdout=out)
+    bundle = json.loads(out.getvalue())
+    assert bundle["entity_count"] == 3
+    path = tmp_path / "bundle.json"
+    path.write_text(out.getvalue())
+    wipe()
+
+    result_out = StringIO()
+    call_command("import", str(path), "--merge", "skip", "--json", stdout=result_out)
+
+    result = json.loads(result_out.getvalue())
+    assert result["imported"] == 3 and result["relations"] == 1
+    again = StringIO()
+    call_command("export", "--output", str(tmp_path / "again.json"), stdout=again)
+    assert json.loads((tmp_path / "again.json").read_text())["entities"] == bundle["entities"]
+    created = Entity.objects.get(name="auth-decision").metadata
+    assert created["provenance"]["source_host"] == "cli"
+
+
+def test_the_cli_refuses_a_truncated_file_before_writing_anything(tmp_path: Path) -> None:
+    path = tmp_path / "cut.json"
+    good = json.dumps({"version": "3.0.0", "entities": [entry("a", "x"), entry("b", "y")]})
+    path.write_text(good[: len(good) - 30])
+    out = StringIO()
+    with pytest.raises(SystemExit):
+        call_command("import", str(path), "--json", stdout=out)
+    assert json.loads(out.getvalue())["errorCode"] == "validation.bad-body"
+    assert not Entity.objects.exists()
+
+
+def test_the_cli_exits_1_and_lists_the_errors_of_a_partial_import(tmp_path: Path) -> None:
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps({"entities": [entry("ok", "x"), {"name": "bad"}]}))
+    out = StringIO()
+    with pytest.raises(SystemExit) as exit_info:
+        call_command("import", str(path), stdout=out)
+    assert exit_info.value.code == 1
+    assert "Imported 1" in out.getvalue() and 'entities[1] "bad"' in out.getvalue()
+    assert Entity.objects.filter(name="ok").exists()
+
+
+def test_replaced_versions_travel_in_the_bundle_and_survive_the_round_trip() -> None:
+    remember("style", "Tabs", type="convention")
+    remember("style", "Spaces, four", type="convention", replace=True)
+    bundle = export()
+    (exported,) = [e for e in bundle["entities"] if e["name"] == "style"]
+    assert exported["observations"] == ["Spaces, four"]
+    assert [v["observations"] for v in exported["replaced_history"]] == [["Tabs"]]
+    gone = Entity.objects.get(name="style").pk
+    Entity.objects.filter(pk=gone).delete()  # as in an empty database
+    Entity.objects.index_sync([gone])
+
+    import_(bundle["entities"], "skip")
+
+    (version,) = Entity.objects.get(name="style").metadata["replaced_history"]
+    assert version["observations"] == ["Tabs"]
+    assert recall("spaces")["entities"][0]["replaced_history_count"] == 1
