@@ -12,8 +12,11 @@ from rest_framework.views import APIView
 
 from graph.models import Entity, Status
 from graph.operations import CallContext, Operation
+from graph.project import project_id
 
-HTTP_CONTEXT = CallContext(source_host="http")
+# The server's own project (its working directory), as the reference's server uses: what
+# `learn` files a lesson under when the request names no project.
+HTTP_CONTEXT = CallContext(source_host="http", project=project_id())
 
 
 class OperationView(APIView):

@@ -14,8 +14,13 @@ __all__ = ["OPERATIONS", "CallContext", "Operation", "describe_validation_error"
 
 
 def _remember(data: schemas.RememberInput, ctx: CallContext) -> schemas.RememberOutput:
+    # Filing a memory under the caller's project unasked is the agent guide's rule for agent
+    # transports; the reference's remember tags nothing by itself.
     return services.entity_remember(
-        data=data, source_host=ctx.source_host, project=ctx.project, require_why=ctx.guide_rules
+        data=data,
+        source_host=ctx.source_host,
+        project=ctx.project if ctx.guide_rules else None,
+        require_why=ctx.guide_rules,
     )
 
 
