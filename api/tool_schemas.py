@@ -35,7 +35,10 @@ NOT_TOOLS: frozenset[str] = frozenset()
 def input_schema(operation: Operation) -> dict[str, Any]:
     """The JSON Schema of an operation's input (pydantic's, as REST validates it)."""
     schema = operation.input_model.model_json_schema(by_alias=True)
+    # The model's class name and docstring are for developers; the tool's description says
+    # what a client needs.
     schema.pop("title", None)
+    schema.pop("description", None)
     return schema
 
 

@@ -10,11 +10,20 @@ import os
 import sys
 
 
+def command_args(args: list[str]) -> list[str]:
+    """Django names commands after modules (`export_schema`); the CLI also takes the hyphenated
+    spelling the reference uses (`memesh export-schema`)."""
+    if args and not args[0].startswith("-"):
+        return [args[0].replace("-", "_"), *args[1:]]
+    return args
+
+
 def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(["memesh", *(sys.argv[1:] if argv is None else argv)])
+    args = command_args(sys.argv[1:] if argv is None else argv)
+    execute_from_command_line(["memesh", *args])
 
 
 if __name__ == "__main__":

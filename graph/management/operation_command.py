@@ -32,6 +32,12 @@ class OperationCommand(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         self.add_operation_arguments(parser)
         parser.add_argument("--json", action="store_true", help=self.json_help)
+        parser.add_argument(
+            "--input",
+            metavar="JSON",
+            help="The operation's whole input as a JSON object (as REST and MCP take it); "
+            "replaces the other flags.",
+        )
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
         """The command's own flags."""
@@ -46,8 +52,17 @@ class OperationCommand(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            result = self.operation.run(self.payload(options), cli_context())
+            payload = json.loads(options["input"]) if options["input"] else self.payload(options)
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--input is not JSON: {exc}") from None
+        try:
+            result = self.operation.run(payload, cli_context())
         except MemeshError as exc:
+            if options["json"]:
+                # The same {errorCode, error} the other transports answer, and exit 1.
+                error = {"success": False, "errorCode": exc.error_code, "error": exc.message}
+                self.stdout.write(json.dumps(error, ensure_ascii=False))
+                raise SystemExit(1) from None
             raise CommandError(str(exc)) from None
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
@@ -61,10 +76,10 @@ class PinCommand(OperationCommand):
     json_help = "Print { name, pinned, found } as JSON."
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--name", required=True, help="Entity name.")
+        parser.add_argument("--name", help="Entity name (required).")
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
-        return {"name": options["name"]}
+        return given(options, "name")
 
     def render(self, result: dict[str, Any]) -> None:
         if not result["found"]:

@@ -15,8 +15,9 @@ class Command(OperationCommand):
     operation = OPERATION
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--error", required=True, help="What went wrong.")
-        parser.add_argument("--fix", required=True, help="What fixed it.")
+        # Required by the operation, which names a missing one (flags or --input).
+        parser.add_argument("--error", help="What went wrong (required).")
+        parser.add_argument("--fix", help="What fixed it (required).")
         parser.add_argument("--root-cause", default=None, help="Why it happened.")
         parser.add_argument("--prevention", default=None, help="How to prevent it next time.")
         parser.add_argument(
@@ -33,11 +34,7 @@ class Command(OperationCommand):
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
         if options["no_project"] and options["project"] is not None:
             raise CommandError("--project and --no-project cannot be combined")
-        payload = {
-            "error": options["error"],
-            "fix": options["fix"],
-            **given(options, "root_cause", "prevention", "severity", "project"),
-        }
+        payload = given(options, "error", "fix", "root_cause", "prevention", "severity", "project")
         if options["no_project"]:
             payload["project"] = False
         return payload

@@ -1,0 +1,69 @@
+"""`memesh recall`: search memories from the shell, rendered as the reference describes: a
+warning when degraded, a note when truncated, conflicts, and semantic-only results labelled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import CommandParser
+
+from graph.management.operation_command import OperationCommand, given
+from graph.operations import RECALL
+
+# Observations longer than this are capped on display (storage and --json keep them whole).
+DISPLAY_CAP = 500
+
+
+def _cap(text: str) -> str:
+    if len(text) <= DISPLAY_CAP:
+        return text
+    return f"{text[:DISPLAY_CAP]}… (+{len(text) - DISPLAY_CAP} more chars)"
+
+
+class Command(OperationCommand):
+    help = RECALL.summary
+    operation = RECALL
+
+    def add_operation_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("query", nargs="*", help="Search words (none: recent memories).")
+        parser.add_argument("--tag", help="Only entities with this exact tag.")
+        parser.add_argument("--limit", type=int, help="Maximum results, 1-100 (default 20).")
+        parser.add_argument("--namespace", choices=["personal", "team", "global"])
+        parser.add_argument("--include-archived", action="store_true")
+        parser.add_argument("--cross-project", action="store_true")
+
+    def payload(self, options: dict[str, Any]) -> dict[str, Any]:
+        payload = given(options, "tag", "limit", "namespace")
+        if options["query"]:
+            payload["query"] = " ".join(options["query"])
+        for flag in ("include_archived", "cross_project"):
+            if options[flag]:
+                payload[flag] = True
+        return payload
+
+    def render(self, result: dict[str, Any]) -> None:
+        retrieval = result["retrieval"]
+        if retrieval["degraded"]:
+            self.stderr.write(
+                "Warning: semantic search is configured but could not run; keyword results "
+                "only (memesh doctor says why)."
+            )
+        for conflict in result.get("conflicts") or []:
+            self.stdout.write(f"Warning: Conflicts detected: {conflict}")
+        entities = result["entities"]
+        if not entities:
+            self.stdout.write("No memories found.")
+            return
+        matches = [e.get("match") for e in entities]
+        if all(m and m["source"] == "semantic" for m in matches):
+            self.stdout.write("No keyword matches. Closest memories by meaning — may be unrelated:")
+        for entity, match in zip(entities, matches, strict=True):
+            badge = ""
+            if match and match["source"] == "semantic":
+                badge = f" ~{round(match['relevance'] * 100)}% semantic"
+            title = f" — {entity['title']}" if entity.get("title") else ""
+            self.stdout.write(f"[{entity['type']}] {entity['name']}{title}{badge}")
+            for observation in entity["observations"]:
+                self.stdout.write(f"  - {_cap(observation)}")
+        if retrieval["truncated"]:
+            self.stdout.write("(limit reached — more may exist)")
