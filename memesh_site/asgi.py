@@ -1,10 +1,18 @@
-"""ASGI entry point: Django's WSGI handler in a thread pool.
+"""ASGI entry point: MCP streamable HTTP at /mcp, Django (in a thread pool) for everything else.
 
 Django's own ASGI handler runs every sync view on one shared thread; a2wsgi's pool lets
 requests proceed in parallel (SQLite WAL serves concurrent readers).
+
+The MCP session manager keeps its sessions in a task group that lives for the whole server,
+entered through ASGI lifespan (`memesh serve` runs uvicorn with lifespan on). Django never sees
+a lifespan event: its behaviour is what it was before /mcp existed.
 """
 
+import json
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 from a2wsgi import WSGIMiddleware
 
@@ -12,10 +20,109 @@ from memesh_site.env import envint
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
 
-from memesh_site.wsgi import application as wsgi_application
+from django.conf import settings
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from memesh_site.wsgi import application as wsgi_application  # sets Django up
+
+MCP_PATH = "/mcp"
+
+Scope = dict[str, Any]
+Receive = Any  # the ASGI callables; the SDK and a2wsgi each have their own protocol types
+Send = Any
 
 # Django's responses are iterables of bytes; its stubs type __call__ as returning a response.
-application = WSGIMiddleware(
+django_application = WSGIMiddleware(
     wsgi_application,  # type: ignore[arg-type]
     workers=envint("MEMESH_HTTP_THREADS", 8),
 )
+
+
+def mcp_security() -> TransportSecuritySettings:
+    """DNS-rebinding protection: a web page must not reach a loopback server through a name it
+    controls. The hosts Django accepts are the hosts /mcp accepts, on any port."""
+    hosts = [h for h in settings.ALLOWED_HOSTS if h not in ("testserver", "*")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{h}:*" for h in hosts] + hosts,
+        allowed_origins=[f"http://{h}:*" for h in hosts] + [f"http://{h}" for h in hosts],
+    )
+
+
+class MemeshApplication:
+    """Routes /mcp to the SDK's streamable HTTP session manager and everything else to Django,
+    and runs the session manager for the lifetime of the server (ASGI lifespan)."""
+
+    def __init__(self, django_app: Any) -> None:
+        # Imported here, after django.setup(): the MCP server loads the registry and its models.
+        from api.mcp_server import build_server
+        from graph.project import project_id
+
+        self.django_app = django_app
+        # The session's bound project is the directory `memesh serve` was started in.
+        self.mcp = StreamableHTTPSessionManager(
+            app=build_server(project=project_id()), security_settings=mcp_security()
+        )
+        self.mcp_running = False
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.mcp.run():
+            self.mcp_running = True
+            try:
+                yield
+            finally:
+                self.mcp_running = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.lifespan(receive, send)
+        elif scope["type"] == "http" and scope["path"].rstrip("/") == MCP_PATH:
+            await self.handle_mcp(scope, receive, send)
+        else:
+            await self.django_app(scope, receive, send)
+
+    async def handle_mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.mcp_running:
+            # Served without lifespan (e.g. uvicorn --lifespan off): say so instead of a 500.
+            body = json.dumps(
+                {
+                    "success": False,
+                    "errorCode": "server.internal",
+                    "error": "MCP is unavailable: the server was started without ASGI lifespan",
+                }
+            ).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 503,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.mcp.handle_request(scope, receive, send)
+
+    async def lifespan(self, receive: Receive, send: Send) -> None:
+        # One task enters and leaves the session manager's task group, as anyio requires.
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        started = False
+        try:
+            async with self.running():
+                await send({"type": "lifespan.startup.complete"})
+                started = True
+                while (await receive())["type"] != "lifespan.shutdown":
+                    pass
+        except Exception as exc:
+            if started:
+                await send({"type": "lifespan.shutdown.failed", "message": repr(exc)})
+            else:
+                await send({"type": "lifespan.startup.failed", "message": repr(exc)})
+            return
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+application = MemeshApplication(django_application)

@@ -1,4 +1,5 @@
-"""`memesh serve`: the HTTP API on loopback port 3737, with the database migrated first."""
+"""`memesh serve`: the HTTP API (/v1) and MCP over streamable HTTP (/mcp) on loopback port 3737,
+with the database migrated first."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def is_loopback(host: str) -> bool:
 
 
 class Command(BaseCommand):
-    help = "Run the memesh HTTP server (REST API under /v1) on 127.0.0.1:3737."
+    help = "Run the memesh HTTP server (REST under /v1, MCP at /mcp) on 127.0.0.1:3737."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=envstr("MEMESH_HTTP_HOST", "127.0.0.1"))
@@ -62,6 +63,7 @@ class Command(BaseCommand):
 
         db = settings.DATABASES["default"]["NAME"]
         sys.stderr.write(f"memesh {settings.VERSION} serving http://{host}:{port}/v1 (db: {db})\n")
+        sys.stderr.write(f"MCP (streamable HTTP): http://{host}:{port}/mcp\n")
         sys.stderr.write("Only this machine can reach it (loopback bind).\n")
         worker = None if options["no_worker"] else _start_worker(options["log_level"])
         try:
@@ -71,7 +73,9 @@ class Command(BaseCommand):
                 port=port,
                 log_level=options["log_level"],
                 access_log=options["log_level"] == "info",
-                lifespan="off",
+                # The composed app needs lifespan: /mcp's session manager runs for the
+                # server's lifetime (memesh_site/asgi.py).
+                lifespan="on",
             )
         finally:
             if worker is not None:

@@ -1,0 +1,183 @@
+"""The MCP server: every agent-facing operation of the registry as an MCP tool.
+
+One low-level SDK `Server` serves both transports — `memesh mcp` (stdio) and `/mcp` on
+`memesh serve` (streamable HTTP). Tool names, descriptions, input schemas and annotations come
+from api/tool_schemas.py, so MCP, REST and the exported schema cannot drift apart.
+
+Result contract (what agents and their hosts rely on):
+- success: one text block holding a JSON object (user_patterns: its markdown, the reference's
+  MCP form). Never a bare array — Gemini CLI parses the text into structuredContent, which the
+  protocol requires to be an object.
+- domain errors and invalid arguments: in-band, `isError: true` with `{"errorCode", "error"}`
+  (plus `field` when one field is at fault), so the model can read and correct its call;
+- an unknown tool: a JSON-RPC protocol error (INVALID_PARAMS), as the MCP spec prescribes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import unicodedata
+from collections.abc import Awaitable, Callable, Mapping
+from functools import cache, partial
+from typing import Any
+
+import anyio.to_thread
+import mcp_types as types
+from django.conf import settings
+from django.db import OperationalError, close_old_connections
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+from api.tool_schemas import tool_definitions, tool_operations
+from graph.errors import MemeshError
+from graph.operation import CallContext, Operation
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "memesh"
+SOURCE_HOST_MAX = 64
+DEFAULT_SOURCE_HOST = "mcp"  # what the reference stamps when a client declares no name
+# user_patterns answers MCP in markdown (the reference's MCP form); REST keeps its JSON.
+MARKDOWN_TOOLS = frozenset({"user_patterns"})
+
+INSTRUCTIONS = (
+    "memesh is persistent memory for coding agents. Call `briefing` at the start of a "
+    "session, `recall` before deciding something already discussed, `remember` decisions "
+    "(with why) and facts worth keeping, and `learn` after fixing a mistake."
+)
+
+# Awaited before each tool call: `memesh mcp` migrates the database in the background so
+# that `initialize` never waits for it; a call must not run against an unmigrated schema.
+ReadyGate = Callable[[], Awaitable[None]]
+
+
+def sanitize_client_name(name: object) -> str:
+    """The provenance stamp for a client's self-declared `initialize` name.
+
+    Control and format characters are dropped (a name is displayed and logged; bidi overrides
+    and newlines could forge what a reader sees), the rest is trimmed to 64 characters, and an
+    empty result becomes `mcp`.
+    """
+    if not isinstance(name, str):
+        return DEFAULT_SOURCE_HOST
+    kept = "".join(ch for ch in name if unicodedata.category(ch) not in ("Cc", "Cf"))
+    kept = kept.strip()[:SOURCE_HOST_MAX].strip()
+    return kept or DEFAULT_SOURCE_HOST
+
+
+def drop_nulls(arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Top-level `null` arguments mean "not given": Gemini CLI sends every optional parameter,
+    unset ones as null. Only the top level: a null inside an array or object is a real value,
+    which the operation's schema judges (and rejects where it expects a string)."""
+    return {key: value for key, value in (arguments or {}).items() if value is not None}
+
+
+def client_source_host(ctx: ServerRequestContext[Any, Any]) -> str:
+    """The `initialize` clientInfo name of this request's connection (on the 2026 protocol, the
+    per-request envelope's, which the SDK exposes the same way)."""
+    params = ctx.session.client_params
+    return sanitize_client_name(params.client_info.name if params is not None else None)
+
+
+def error_result(error_code: str, message: str, field: str | None = None) -> types.CallToolResult:
+    body: dict[str, Any] = {"errorCode": error_code, "error": message}
+    if field:
+        body["field"] = field
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+        is_error=True,
+    )
+
+
+def success_result(operation: Operation, result: dict[str, Any]) -> types.CallToolResult:
+    if operation.name in MARKDOWN_TOOLS:
+        text = render_markdown_result(operation, result)
+    else:
+        text = json.dumps(result, ensure_ascii=False)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+def render_markdown_result(operation: Operation, result: dict[str, Any]) -> str:
+    from graph.ops.patterns import UserPatternsOutput, render_markdown
+
+    return render_markdown(UserPatternsOutput.model_validate(result))
+
+
+def run_operation(operation: Operation, arguments: dict[str, Any], context: CallContext) -> Any:
+    """One call on a worker thread, with the database connection refreshed around it.
+
+    The ORM is synchronous (it raises SynchronousOnlyOperation on the event loop), and this is a
+    long-lived process: a connection broken or past CONN_MAX_AGE since the last call must be
+    replaced before use, and released after, as Django's request cycle would.
+    """
+    close_old_connections()
+    try:
+        return operation.run(arguments, context)
+    finally:
+        close_old_connections()
+
+
+@cache
+def _tools() -> tuple[types.Tool, ...]:
+    return tuple(types.Tool.model_validate(defn) for defn in tool_definitions())
+
+
+@cache
+def _operations() -> dict[str, Operation]:
+    return {op.name: op for op in tool_operations()}
+
+
+def _input_schema(name: str) -> dict[str, Any] | None:
+    tool = next((t for t in _tools() if t.name == name), None)
+    return tool.input_schema if tool is not None else None
+
+
+def build_server(*, project: str | None, ready: ReadyGate | None = None) -> Server[Any]:
+    """The MCP server for one process. `project` is the session's bound project (the server's
+    working directory): where remember files a memory, learn a lesson, briefing reads."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=list(_tools()))
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        operation = _operations().get(params.name)
+        if operation is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        context = CallContext(
+            source_host=client_source_host(ctx), project=project, guide_rules=True
+        )
+        arguments = drop_nulls(params.arguments)
+        try:
+            if ready is not None:
+                await ready()
+            result = await anyio.to_thread.run_sync(
+                partial(run_operation, operation, arguments, context)
+            )
+        except MemeshError as exc:
+            return error_result(exc.error_code, exc.message, exc.field)
+        except OperationalError as exc:
+            if "locked" in str(exc):
+                logger.warning("database busy in %s: %s", operation.name, exc)
+                return error_result("server.internal", "The database is busy; retry shortly")
+            logger.exception("database error in tool %s", operation.name)
+            return error_result("server.internal", "Internal server error")
+        except Exception:
+            # In-band, like REST's 500 envelope: the agent sees a failed call, not a dead server.
+            logger.exception("unexpected error in tool %s", operation.name)
+            return error_result("server.internal", "Internal server error")
+        return success_result(operation, result)
+
+    return Server(
+        SERVER_NAME,
+        version=str(getattr(settings, "VERSION", "")),
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=_input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )

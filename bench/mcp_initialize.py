@@ -1,0 +1,102 @@
+"""Cold-start latency of `memesh mcp`: process spawn to the `initialize` answer, then to the
+first tool call's answer (which also waits for the background migration), over raw stdio.
+
+    .venv/bin/python bench/mcp_initialize.py            # 5 runs, fresh MEMESH_HOME each
+    .venv/bin/python bench/mcp_initialize.py --runs 10 --embedder local
+
+Printed, not asserted: the number depends on the machine. The default embedder is `local`,
+to show that loading a model never delays `initialize`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+RECALL = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "recall", "arguments": {"query": "anything"}},
+}
+
+
+def send(pipe: IO[str], message: dict[str, Any]) -> None:
+    pipe.write(json.dumps(message) + "\n")
+    pipe.flush()
+
+
+def one_run(home: Path, embedder: str) -> tuple[float, float]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMESH_")}
+    env.update(MEMESH_HOME=str(home), MEMESH_EMBEDDER=embedder)
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memesh_site.cli", "mcp"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        send(proc.stdin, INITIALIZE)
+        json.loads(proc.stdout.readline())
+        initialized = time.perf_counter() - start
+        send(proc.stdin, INITIALIZED)
+        send(proc.stdin, RECALL)
+        json.loads(proc.stdout.readline())
+        first_call = time.perf_counter() - start
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return initialized, first_call
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--embedder", default="local")
+    args = parser.parse_args()
+    inits: list[float] = []
+    calls: list[float] = []
+    for _ in range(args.runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            init, call = one_run(Path(tmp) / "home", args.embedder)
+        inits.append(init)
+        calls.append(call)
+    print(f"memesh mcp cold start, {args.runs} runs, embedder={args.embedder}, fresh database")
+    for label, values in (("initialize", inits), ("first recall", calls)):
+        print(
+            f"  {label:<13} median {statistics.median(values) * 1000:7.0f} ms"
+            f"   min {min(values) * 1000:7.0f} ms   max {max(values) * 1000:7.0f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""`memesh mcp`: the MCP server on stdio, for agent hosts that launch it as a subprocess.
+
+stdout carries only the protocol: while serving, the SDK points fd 1 at stderr, and Django's
+logging goes to stderr (settings.LOGGING). The bound project is the working directory the host
+starts the server in. Nothing slow runs before the server answers `initialize`: the database is
+migrated on a worker thread while the handshake proceeds (tool calls wait for it), and an
+embedding model loads only when a call first needs one.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import connections
+
+from graph.errors import MemeshError
+
+
+class DatabaseUnavailable(MemeshError):
+    error_code = "server.internal"
+    http_status = 503
+
+
+class MigrationGate:
+    """Migrates once in the background; `wait()` blocks callers until it has finished."""
+
+    def __init__(self, enabled: bool) -> None:
+        self._done = anyio.Event()
+        self._error: str | None = None
+        if not enabled:
+            self._done.set()
+
+    async def run(self) -> None:
+        if self._done.is_set():
+            return
+        try:
+            await anyio.to_thread.run_sync(_migrate)
+        except Exception as exc:  # reported on every call: the server stays up to say why
+            self._error = f"the database could not be migrated: {exc}"
+            sys.stderr.write(f"memesh mcp: {self._error}\n")
+        finally:
+            self._done.set()
+
+    async def wait(self) -> None:
+        await self._done.wait()
+        if self._error is not None:
+            raise DatabaseUnavailable(self._error)
+
+
+def _migrate() -> None:
+    try:
+        call_command("migrate", interactive=False, verbosity=0)
+    finally:
+        # Connections are per thread; this pool thread may never run Django code again.
+        connections.close_all()
+
+
+class Command(BaseCommand):
+    help = "Run the memesh MCP server on stdio (for Claude Code, Codex, Gemini CLI, ...)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--no-migrate",
+            action="store_true",
+            help="Do not apply pending database migrations before the first tool call.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        anyio.run(serve_stdio, not options["no_migrate"])
+
+
+async def serve_stdio(migrate: bool) -> None:
+    from mcp.server.stdio import stdio_server
+
+    from api.mcp_server import build_server
+    from graph.project import project_id
+
+    gate = MigrationGate(migrate)
+    server = build_server(project=project_id(), ready=gate.wait)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(gate.run)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        tg.cancel_scope.cancel()

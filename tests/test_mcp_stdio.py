@@ -1,0 +1,148 @@
+"""`memesh mcp` end to end: the real command as a subprocess, driven by the official SDK client
+over stdio, in a fresh MEMESH_HOME (so it also migrates a database that does not exist yet)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from api.mcp_server import drop_nulls, sanitize_client_name
+from tests import mcp_checks
+from tests.processes import ROOT, memesh_env
+
+pytestmark = pytest.mark.slow  # each test starts a Python + Django process
+
+SESSION_DEADLINE = 120  # a hung server must fail the test, not the run
+
+
+def server_params(home: Path) -> StdioServerParameters:
+    # The SDK's stdio client passes only a whitelist of variables to the server: give it all.
+    env = memesh_env(home, MEMESH_EMBEDDER="deterministic")
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "memesh_site.cli", "mcp"], env=env, cwd=str(ROOT)
+    )
+
+
+def test_every_tool_over_stdio_with_the_initialize_handshake(tmp_path: Path) -> None:
+    async def session() -> None:
+        with anyio.fail_after(SESSION_DEADLINE):
+            async with Client(
+                server_params(tmp_path / "home"),
+                mode="legacy",  # the initialize handshake every current agent host performs
+                client_info=mcp_checks.client_info(),
+            ) as client:
+                await mcp_checks.check_everything(client)
+
+    anyio.run(session)
+
+
+def test_modern_protocol_client_gets_the_same_tools(tmp_path: Path) -> None:
+    """The SDK's default client negotiates the 2026 protocol (no handshake; the client's name
+    rides each request's envelope). Provenance and results must not depend on the era."""
+
+    async def session() -> None:
+        with anyio.fail_after(SESSION_DEADLINE):
+            async with Client(
+                server_params(tmp_path / "home"), client_info=mcp_checks.client_info()
+            ) as client:
+                await mcp_checks.check_valid_calls(client)
+                await mcp_checks.check_unknown_tool(client)
+                await mcp_checks.check_source_host(client)
+
+    anyio.run(session)
+
+
+def test_stdout_carries_only_the_protocol(tmp_path: Path) -> None:
+    requests: list[dict[str, Any]] = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {
+                "name": "remember",
+                "arguments": {"name": "raw", "type": "note", "observations": ["o"]},
+            },
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "recall", "arguments": {"query": "raw"}},
+        },
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memesh_site.cli", "mcp"],
+        cwd=ROOT,
+        env=memesh_env(tmp_path / "home", MEMESH_EMBEDDER="none", MEMESH_LOG_LEVEL="INFO"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    responses: dict[int, dict[str, Any]] = {}
+    try:
+        for request in requests:
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+            if "id" in request:
+                line = proc.stdout.readline()
+                message = json.loads(line)  # every stdout line is a JSON-RPC message
+                responses[message["id"]] = message
+        proc.stdin.close()  # end of input: the server shuts down cleanly
+        proc.wait(timeout=60)
+        rest = proc.stdout.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rest == ""
+    assert proc.returncode == 0
+    assert responses[1]["result"]["serverInfo"]["name"] == "memesh"
+    assert len(responses[2]["result"]["tools"]) == len(mcp_checks.tool_definitions())
+    recalled = json.loads(responses[4]["result"]["content"][0]["text"])
+    # A client that declares an empty name is stamped `mcp`.
+    assert recalled["entities"][0]["metadata"]["provenance"]["source_host"] == "mcp"
+
+
+@pytest.mark.parametrize(
+    ("raw", "stamped"),
+    [
+        ("claude-code", "claude-code"),
+        ("  gemini-cli\n", "gemini-cli"),
+        ("co\x00de\x1bx\u200b", "codex"),
+        ("a" * 100, "a" * 64),
+        ("", "mcp"),
+        ("\t\r\n", "mcp"),
+        (None, "mcp"),
+    ],
+)
+def test_client_names_are_sanitised(raw: str | None, stamped: str) -> None:
+    assert sanitize_client_name(raw) == stamped
+
+
+def test_null_arguments_are_absent_but_nulls_in_arrays_are_kept() -> None:
+    assert drop_nulls({"query": None, "tags": ["a", None], "limit": 3}) == {
+        "tags": ["a", None],
+        "limit": 3,
+    }
+    assert drop_nulls(None) == {}
