@@ -30,7 +30,6 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from api.tool_schemas import tool_definitions, tool_operations
 from graph.errors import MemeshError
 from graph.operation import CallContext, Operation
 
@@ -119,13 +118,19 @@ def run_operation(operation: Operation, arguments: dict[str, Any], context: Call
         close_old_connections()
 
 
+# The registry (every operation's models, services and their imports) loads on the first
+# tools/list or call, not before `initialize` is answered.
 @cache
 def _tools() -> tuple[types.Tool, ...]:
+    from api.tool_schemas import tool_definitions
+
     return tuple(types.Tool.model_validate(defn) for defn in tool_definitions())
 
 
 @cache
 def _operations() -> dict[str, Operation]:
+    from api.tool_schemas import tool_operations
+
     return {op.name: op for op in tool_operations()}
 
 

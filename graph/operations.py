@@ -51,6 +51,7 @@ REMEMBER = Operation(
                 "Using RS256 algorithm for token signing",
             ],
             "tags": ["project:myapp", "topic:auth"],
+            "why": "Stateless tokens let every service verify a request on its own",
         }
     ],
 )

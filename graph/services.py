@@ -81,9 +81,12 @@ def _unfold(
     project: str | None
     if isinstance(data.project, str):
         project = data.project
-    elif data.project is None and not exists:
-        # The caller's current project files a NEW memory only: appending to one filed
-        # elsewhere (or deliberately under no project) must not refile it.
+    elif (
+        data.project is None and not exists and not any(t.startswith("project:") for t in data.tags)
+    ):
+        # The caller's current project files a NEW memory only, and only one the call did not
+        # file itself with a project: tag; appending to one filed elsewhere (or deliberately
+        # under no project) must not refile it.
         project = current_project
     else:
         project = None

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
-
 from graph import vectors
+from memesh_site.celery import app
 
 
-@shared_task(ignore_result=True)
+# Bound to memesh's app explicitly (not shared_task): processes that never queue work —
+# `memesh mcp`'s handshake, one-shot commands — do not import Celery at all.
+@app.task(ignore_result=True)
 def embed_pending_task() -> dict[str, Any]:
     """Embed every active entity whose live vector is missing or stale."""
     report = vectors.embed_pending()

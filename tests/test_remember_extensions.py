@@ -369,3 +369,16 @@ def test_project_true_and_false_with_a_project_tag_are_refused() -> None:
     error = rejected({"name": "t", "type": "note", "project": False, "tags": ["project:x"]})
     assert error.field == "project"
     assert Entity.objects.count() == 0
+
+
+def test_a_new_memory_filed_by_its_own_project_tag_is_not_refiled_under_the_session() -> None:
+    ctx = CallContext(source_host="mcp-client", project="session-project", guide_rules=True)
+    OPERATIONS["remember"].run(
+        {"name": "tagged", "type": "note", "observations": ["x"], "tags": ["project:other"]}, ctx
+    )
+    OPERATIONS["remember"].run({"name": "untagged", "type": "note", "observations": ["y"]}, ctx)
+
+    tagged = Entity.objects.get(name="tagged").tags.values_list("name", flat=True)
+    untagged = Entity.objects.get(name="untagged").tags.values_list("name", flat=True)
+    assert list(tagged) == ["project:other"]
+    assert list(untagged) == ["project:session-project"]
