@@ -24,7 +24,6 @@ INSTALLED_APPS = [
     "django.contrib.auth",
     "django.contrib.staticfiles",
     "rest_framework",
-    "django_celery_results",
     "graph.apps.GraphConfig",
     "proposals.apps.ProposalsConfig",
     "api.apps.ApiConfig",
@@ -82,7 +81,9 @@ REST_FRAMEWORK = {
 }
 
 # Celery (DESIGN §10): the embedded default needs no service — a filesystem broker under
-# MEMESH_HOME, polled every 0.1 s, and results in the database. `memesh serve` runs a worker.
+# MEMESH_HOME, polled every 0.1 s. `memesh serve` runs a worker. Tasks record what they did in
+# the graph itself (vectors, markers), so no result backend is kept: django-celery-results
+# would import Celery into every process, `memesh mcp`'s handshake included (~0.15 s).
 CELERY_BROKER_URL = envstr("MEMESH_CELERY_BROKER", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue = paths.celery_broker_dir()
@@ -95,7 +96,6 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
         "polling_interval": 0.1,
     }
-CELERY_RESULT_BACKEND = "django-db"
 CELERY_TASK_ALWAYS_EAGER = envbool("MEMESH_CELERY_EAGER", False)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
