@@ -28,8 +28,9 @@ ANNOTATIONS: dict[str, tuple[bool, bool, bool]] = {
     "unpin": (False, False, True),
 }
 
-# Operations that are not agent tools (none yet; the registry is the tool list).
-NOT_TOOLS: frozenset[str] = frozenset()
+# Operations that are not agent tools: `why` is the graph half of a CLI command and a REST
+# route in the reference, which lists no such tool.
+NOT_TOOLS: frozenset[str] = frozenset({"why"})
 
 
 def input_schema(operation: Operation) -> dict[str, Any]:

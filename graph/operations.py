@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from graph import schemas, selectors, services
 from graph.operation import CallContext, Operation, describe_validation_error
-from graph.ops import briefing, bundle, learn, patterns, pin, task_state
+from graph.ops import briefing, bundle, learn, patterns, pin, task_state, why
 
 __all__ = ["OPERATIONS", "CallContext", "Operation", "describe_validation_error"]
 
@@ -91,5 +91,6 @@ OPERATIONS: dict[str, Operation] = {
         bundle.IMPORT,
         patterns.USER_PATTERNS,
         *pin.OPERATIONS,
+        why.WHY,
     )
 }

@@ -282,9 +282,21 @@ def _envelope(
         for _, to_id, to_name, rel_type in doc.relations
         if rel_type == RELATION_CONTRADICTS and to_id in returned
     ]
+    return RecallOutput(
+        entities=entity_outputs(docs, matches),
+        retrieval=retrieval,
+        conflicts=conflicts or None,
+    )
+
+
+def entity_outputs(
+    docs: Sequence[EntityDocument], matches: dict[int, Match] | None = None
+) -> list[EntityOutput]:
+    """Entities as every read operation returns them (recall's shape)."""
+    matches = matches or {}
     # model_construct: every value comes typed from the database; validating it again
     # cost more than the rest of the envelope.
-    entities = [
+    return [
         EntityOutput.model_construct(
             **_history_view(doc.metadata),
             id=doc.id,
@@ -306,8 +318,3 @@ def _envelope(
         )
         for doc in docs
     ]
-    return RecallOutput(
-        entities=entities,
-        retrieval=retrieval,
-        conflicts=conflicts or None,
-    )
