@@ -1,0 +1,184 @@
+"""HTTP throughput and latency of `memesh serve` (not a test; run it by hand).
+
+    .venv/bin/python bench/http_bench.py                     # 10k memories, keyword-only
+    .venv/bin/python bench/http_bench.py --embedder local    # hybrid recall (vectors built first)
+    .venv/bin/python bench/http_bench.py --json
+
+1. Seeds N memories (bench/recall_bench.py's corpus) through the service layer into a fresh
+   database, and with an embedder builds their vectors.
+2. Starts `memesh serve --no-worker` on a free loopback port against that database.
+3. For 1, 4 and 16 concurrent clients (threads, one keep-alive connection each), sends
+   recall requests (1-, 3- and 8-word queries mixed) and then remember requests (new names)
+   for a fixed number of requests per level, and prints requests/s and p50/p95/p99 latency,
+   with the count of non-200 answers.
+Traffic goes to 127.0.0.1 only, and every loop is bounded in count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+
+from recall_bench import Corpus  # noqa: E402
+
+LEVELS = (1, 4, 16)
+
+
+def parse_args() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--entities", type=int, default=10_000)
+    ap.add_argument("--requests", type=int, default=2000, help="requests per level and kind")
+    ap.add_argument("--embedder", default="none", help="none (default) or local")
+    ap.add_argument("--json", action="store_true")
+    return ap.parse_args()
+
+
+def seed(home: Path, n: int, embedder: str) -> None:
+    """Seed in a child process, so this one never imports Django."""
+    code = f"""
+import os, random, sys
+sys.path.insert(0, {str(REPO)!r}); sys.path.insert(0, {str(REPO / "bench")!r})
+import django; django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from recall_bench import Corpus
+from graph.operations import OPERATIONS, CallContext
+from graph import vectors
+corpus, rng, ctx = Corpus(1, {n}), random.Random(1), CallContext("bench")
+for i in range({n}):
+    OPERATIONS["remember"].run(corpus.memory(i, rng), ctx)
+if {embedder!r} != "none":
+    while vectors.embed_pending(max_entities=512).embedded:
+        pass
+"""
+    subprocess.run([sys.executable, "-c", code], env=env(home, embedder), check=True)
+
+
+def env(home: Path, embedder: str) -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items() if not k.startswith("MEMESH_")}
+    out.update(
+        MEMESH_HOME=str(home),
+        MEMESH_EMBEDDER=embedder,
+        MEMESH_SECRET_KEY="memesh-bench-not-secret",
+        MEMESH_CELERY_EAGER="false",
+        DJANGO_SETTINGS_MODULE="memesh_site.settings",
+    )
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def run_level(base: str, clients: int, bodies: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    latencies: list[float] = []
+    failures = 0
+    lock = threading.Lock()
+    share = [bodies[i::clients] for i in range(clients)]
+
+    def client(work: list[tuple[str, dict[str, Any]]]) -> None:
+        nonlocal failures
+        mine: list[float] = []
+        bad = 0
+        with httpx.Client(base_url=base, timeout=30) as http:
+            for route, body in work:
+                t0 = time.perf_counter()
+                response = http.post(f"/v1/{route}", json=body)
+                mine.append(time.perf_counter() - t0)
+                bad += response.status_code != 200
+        with lock:
+            latencies.extend(mine)
+            failures += bad
+
+    threads = [threading.Thread(target=client, args=(w,)) for w in share]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - started
+    ms = sorted(x * 1000 for x in latencies)
+    q = statistics.quantiles(ms, n=100)
+    return {
+        "clients": clients,
+        "requests": len(ms),
+        "per_second": round(len(ms) / elapsed, 1),
+        "p50": round(q[49], 2),
+        "p95": round(q[94], 2),
+        "p99": round(q[98], 2),
+        "non_200": failures,
+    }
+
+
+def main() -> int:
+    args = parse_args()
+    home = Path(tempfile.mkdtemp(prefix="memesh-http-bench-"))
+    seed(home, args.entities, args.embedder)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memesh_site.cli", "serve", "--port", str(port), "--no-worker"],
+        cwd=REPO,
+        env=env(home, args.embedder),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        corpus, rng = Corpus(1, args.entities), random.Random(7)
+        report: dict[str, Any] = {"entities": args.entities, "embedder": args.embedder}
+        recall_bodies = [
+            ("recall", {"query": corpus.query(rng.choice((1, 3, 8)), rng)})
+            for _ in range(args.requests)
+        ]
+        report["recall"] = [run_level(base, c, recall_bodies) for c in LEVELS]
+        report["remember"] = []
+        for c in LEVELS:
+            bodies = [
+                ("remember", {**corpus.memory(i, rng), "name": f"http-bench-{c}-{i}"})
+                for i in range(args.requests)
+            ]
+            report["remember"].append(run_level(base, c, bodies))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"memesh serve, {report['entities']:,} memories, embedder {report['embedder']}")
+        for kind in ("recall", "remember"):
+            for r in report[kind]:
+                print(
+                    f"{kind:<9} {r['clients']:>2} clients  {r['per_second']:>7.1f} req/s  "
+                    f"p50 {r['p50']:>6.2f}  p95 {r['p95']:>6.2f}  p99 {r['p99']:>6.2f} ms  "
+                    f"non-200 {r['non_200']}"
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
