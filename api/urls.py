@@ -1,12 +1,29 @@
 from django.urls import path
 
-from api.views import HealthView, operation_view
+from api.docs_views import DocsView, OpenAPIView
+from api.entities import EntityDetailView, EntityListView
+from api.views import (
+    RETIRED,
+    DoctorView,
+    HealthView,
+    UpdateStatusView,
+    operation_view,
+    retired_view,
+)
 from graph.operations import OPERATIONS
 
 app_name = "api"
 
 urlpatterns = [
     path("health", HealthView.as_view(), name="health"),
+    path("openapi.json", OpenAPIView.as_view(), name="openapi"),
+    path("docs", DocsView.as_view(), name="docs"),
+    path("doctor", DoctorView.as_view(), name="doctor"),
+    path("update-status", UpdateStatusView.as_view(), name="update-status"),
+    path("entities", EntityListView.as_view(), name="entities"),
+    # <path:>: an entity name may contain "/" (names are free-form).
+    path("entities/<path:name>", EntityDetailView.as_view(), name="entity"),
+    *[path(route, retired_view(route), name=f"retired-{route}") for route in RETIRED],
     *[
         path(op.rest_route, operation_view(op), name=name)
         for name, op in OPERATIONS.items()

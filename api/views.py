@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import re
+import threading
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, ClassVar, cast
 
+import httpx
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
+from django.http import HttpRequest, JsonResponse
+from django.utils import timezone
+from packaging.version import Version
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.errors import envelope
+from graph import doctor
+from graph.errors import InvalidInput, InvalidParameter
 from graph.models import Entity, Status
 from graph.operations import CallContext, Operation
 from graph.project import project_id
+from memesh_site import paths
+
+logger = logging.getLogger(__name__)
 
 # The server's own project (its working directory), as the reference's server uses: what
 # `learn` files a lesson under when the request names no project.
@@ -45,7 +62,11 @@ class QueryOperationView(APIView):
                 payload[key] = [v.strip() for v in value.split(",") if v.strip()]
             else:
                 payload[key] = value
-        data = self.operation.run(payload, HTTP_CONTEXT)
+        try:
+            data = self.operation.run(payload, HTTP_CONTEXT)
+        except InvalidInput as exc:
+            # Query-string input: the reference's code for a bad parameter.
+            raise InvalidParameter(exc.message, field=exc.field) from None
         return Response({"success": True, "data": data})
 
 
@@ -57,16 +78,235 @@ def operation_view(operation: Operation) -> Any:
     return view.as_view()
 
 
+def _database_unavailable(exc: Exception) -> Response:
+    logger.warning("health: the database cannot be opened: %s", exc)
+    return Response(
+        envelope("server.internal", "The database cannot be opened"),
+        status=503,
+    )
+
+
 class HealthView(APIView):
     def get(self, request: Request) -> Response:
+        try:
+            connection.ensure_connection()
+            entities = Entity.objects.filter(status=Status.ACTIVE).count()
+        except (DatabaseError, OSError) as exc:
+            # A broken connection must not stay cached for the next request.
+            connection.close_if_unusable_or_obsolete()
+            return _database_unavailable(exc)
         return Response(
             {
                 "success": True,
                 "data": {
                     "status": "ok",
                     "version": settings.VERSION,
-                    "entities": Entity.objects.filter(status=Status.ACTIVE).count(),
+                    "entities": entities,
                     "vectors": getattr(connection, "vec_available", False),
                 },
             }
         )
+
+
+# --- doctor ------------------------------------------------------------------------------------
+
+_SECRET_PATTERNS = [
+    # Bearer tokens, and key-shaped values (sk-..., long opaque tokens after key=/token=).
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"),
+    re.compile(r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"'&,]{4,}"),
+]
+
+
+def _redact_text(text: str) -> str:
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
+    # Paths: MEMESH_HOME first (it usually lies under the home directory), then home itself.
+    home = str(Path.home())
+    memesh_home = str(paths.memesh_home())
+    if memesh_home and memesh_home != "/" and not memesh_home.startswith(home + os.sep):
+        text = text.replace(memesh_home, "$MEMESH_HOME")
+    if home and home != "/":
+        text = text.replace(home, "~")
+    return text
+
+
+def redact(value: Any) -> Any:
+    """`value` with secret-shaped substrings and home-directory paths masked, recursively."""
+    if isinstance(value, str):
+        return _redact_text(value)
+    if isinstance(value, dict):
+        return {k: redact(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    return value
+
+
+def _flag(request: Request, name: str) -> bool:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return False
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes"):
+        return True
+    if value in ("", "0", "false", "no"):
+        return False
+    raise InvalidParameter(f"{name} must be true or false (got {raw!r})", field=name)
+
+
+class DoctorView(APIView):
+    """The doctor suite. The embedder is probed (a paid call for remote providers) only when
+    asked: `?probe=true`."""
+
+    def get(self, request: Request) -> Response:
+        probe = _flag(request, "probe")
+        try:
+            result = doctor.as_json(doctor.run_checks(probe=probe))
+        except Exception as exc:  # the suite itself failed: the reference's 500
+            logger.exception("doctor suite failed")
+            connection.close_if_unusable_or_obsolete()
+            return Response(
+                envelope("server.internal", redact(f"The doctor suite failed to run: {exc}")),
+                status=500,
+            )
+        result["probed"] = probe
+        return Response({"success": True, "data": redact(result)})
+
+
+# --- update status ----------------------------------------------------------------------------
+
+UPDATE_TIMEOUT_SECONDS = 3.0
+STALE_AFTER = timedelta(hours=24)
+PACKAGE = "memesh"
+
+
+@dataclass
+class _UpdateCache:
+    latest: str | None = None
+    last_success: datetime | None = None
+    last_attempt: datetime | None = None
+    last_error: str | None = None
+
+
+_update_cache = _UpdateCache()
+_update_lock = threading.Lock()
+
+
+def _fetch_latest(url: str) -> str:
+    """The latest version the update source names (PyPI's JSON API: info.version)."""
+    response = httpx.get(url, timeout=UPDATE_TIMEOUT_SECONDS, follow_redirects=True)
+    response.raise_for_status()
+    body = response.json()
+    version = body.get("info", {}).get("version") if isinstance(body, dict) else None
+    if version is None and isinstance(body, dict):
+        version = body.get("version")
+    if not isinstance(version, str) or not version.strip():
+        raise ValueError("the update source named no version")
+    Version(version)  # InvalidVersion (a ValueError) when it is not one
+    return version.strip()
+
+
+def _install_channel() -> str:
+    return "source-checkout" if (Path(settings.BASE_DIR) / ".git").exists() else "pip"
+
+
+def update_status(*, cached_only: bool) -> dict[str, Any]:
+    current = settings.VERSION
+    url = settings.MEMESH_UPDATE_URL
+    now = timezone.now()
+    live_ok = False
+    reason: str | None = None
+    with _update_lock:
+        cache = _update_cache
+        if not url:
+            reason = "no update source configured"
+        elif cached_only:
+            reason = None if cache.latest else "no update check has succeeded yet"
+        else:
+            cache.last_attempt = now
+            try:
+                cache.latest = _fetch_latest(url)
+            except (httpx.HTTPError, ValueError) as exc:
+                cache.last_error = f"update source unavailable: {type(exc).__name__}"
+            else:
+                cache.last_success, cache.last_error, live_ok = now, None, True
+            if cache.latest is None:
+                reason = cache.last_error
+        latest = cache.latest if url else None
+        snapshot = replace(cache)
+    if latest is None:
+        state, freshness, source = "unknown", "unavailable", "none"
+        update_available: bool | None = None
+    else:
+        update_available = Version(latest) > Version(current)
+        state = "outdated" if update_available else "current"
+        source = "live" if live_ok else "cache"
+        assert snapshot.last_success is not None
+        if live_ok:
+            freshness = "fresh"
+        elif now - snapshot.last_success > STALE_AFTER:
+            freshness = "stale"
+        else:
+            freshness = "cached"
+    channel = _install_channel()
+
+    def iso(value: datetime | None) -> str | None:
+        return value.isoformat() if value else None
+
+    return {
+        "currentVersion": current,
+        "latestVersion": latest,
+        "state": state,
+        "reason": reason,
+        "updateAvailable": update_available,
+        "checkSucceeded": live_ok,
+        "checkedAt": iso(snapshot.last_success) if url else None,
+        "lastAttemptAt": iso(snapshot.last_attempt) if url else None,
+        "lastSuccessfulCheckAt": iso(snapshot.last_success) if url else None,
+        "lastError": (snapshot.last_error if url else reason),
+        "source": source,
+        "freshness": freshness,
+        "installChannel": channel,
+        "canSelfUpdate": False,
+        "recommendedCommand": (
+            f"pip install --upgrade {PACKAGE}" if update_available and channel == "pip" else None
+        ),
+    }
+
+
+def reset_update_cache() -> None:
+    """Forget every update check (tests)."""
+    with _update_lock:
+        global _update_cache
+        _update_cache = _UpdateCache()
+
+
+class UpdateStatusView(APIView):
+    def get(self, request: Request) -> Response:
+        data = update_status(cached_only=_flag(request, "cached"))
+        return Response({"success": True, "data": data})
+
+
+# --- retired routes ----------------------------------------------------------------------------
+
+RETIRED = {
+    "consolidate": (
+        "POST /v1/consolidate was retired: it rewrote memories with no review. "
+        "Use POST /v1/dream/run, which proposes changes for review.",
+        "POST /v1/dream/run",
+    ),
+    "verify": (
+        "POST /v1/verify was retired with the agentic-orchestration experiment; it has no "
+        "replacement. Use POST /v1/recall to read memories.",
+        None,
+    ),
+}
+
+
+def retired_view(route: str) -> Any:
+    message, replacement = RETIRED[route]
+
+    def view(request: HttpRequest) -> JsonResponse:
+        return JsonResponse(envelope("route.retired", message, replacement=replacement), status=410)
+
+    return view

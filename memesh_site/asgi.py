@@ -6,6 +6,9 @@ requests proceed in parallel (SQLite WAL serves concurrent readers).
 The MCP session manager keeps its sessions in a task group that lives for the whole server,
 entered through ASGI lifespan (`memesh serve` runs uvicorn with lifespan on). Django never sees
 a lifespan event: its behaviour is what it was before /mcp existed.
+
+On a remote (non-loopback) listener every /v1 and /mcp request must carry the bearer token;
+the check (memesh_site/remote_auth.py) runs here, before the body is read.
 """
 
 import json
@@ -16,6 +19,7 @@ from typing import Any
 
 from a2wsgi import WSGIMiddleware
 
+from memesh_site import remote_auth
 from memesh_site.env import envint
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
@@ -76,6 +80,11 @@ class MemeshApplication:
                 self.mcp_running = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # A remote listener's bearer check, before the body is read or Django / MCP see it.
+        rejection = remote_auth.challenge(scope)
+        if rejection is not None:
+            await remote_auth.reject(scope, rejection, send)
+            return
         if scope["type"] == "lifespan":
             await self.lifespan(receive, send)
         elif scope["type"] == "http" and scope["path"].rstrip("/") == MCP_PATH:

@@ -30,6 +30,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: nosniff / frame DENY / no-referrer on every response, errors included.
+    "api.middleware.SecurityHeadersMiddleware",
     "api.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -70,6 +72,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # limit is lifted so it never answers first with an HTML 400.
 MEMESH_MAX_BODY_BYTES = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = None
+
+# GET /v1/update-status asks this URL (a JSON document naming the latest version, PyPI's
+# JSON API format: {"info": {"version": ...}}) with a 3 s timeout. Unset: no check is made and
+# the answer says so.
+MEMESH_UPDATE_URL = envstr("MEMESH_UPDATE_URL", "").strip()
 
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],

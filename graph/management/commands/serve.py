@@ -1,9 +1,14 @@
 """`memesh serve`: the HTTP API (/v1) and MCP over streamable HTTP (/mcp) on loopback port 3737,
-with the database migrated first."""
+with the database migrated first.
+
+A non-loopback host is refused unless `--allow-remote` (or MEMESH_HTTP_ALLOW_REMOTE=true) is
+given; then a bearer token is provisioned before the server listens and required on every /v1
+and /mcp request of that listener (memesh_site/remote_auth.py). The requirement is keyed to the
+bind address: `--allow-remote` on a loopback host generates no token and requires no auth.
+"""
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import subprocess
 import sys
@@ -13,16 +18,32 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from memesh_site import remote_auth
 from memesh_site.env import envbool, envint, envstr
+from memesh_site.remote_auth import is_loopback
+
+API_PATH = "/v1"
+DOCS_PATH = "/v1/docs"
+DASHBOARD_PATH = "/dashboard"
+MCP_PATH = "/mcp"
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+def url_host(host: str) -> str:
+    """`host` as it appears in a URL: IPv6 literals in brackets."""
+    bare = host.strip("[]")
+    return f"[{bare}]" if ":" in bare else bare
+
+
+def accept_bind_host(host: str) -> None:
+    """A specific remote bind address is a Host header its clients will send: accept it (Django
+    and /mcp's DNS-rebinding check both read ALLOWED_HOSTS; the app is imported after this).
+    Wildcard binds (0.0.0.0, ::) name no host; MEMESH_ALLOWED_HOSTS adds the names clients use."""
+    bare = host.strip("[]")
+    if bare in ("0.0.0.0", "::"):
+        return
+    name = url_host(bare)
+    if name not in settings.ALLOWED_HOSTS:
+        settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, name]
 
 
 class Command(BaseCommand):
@@ -31,6 +52,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=envstr("MEMESH_HTTP_HOST", "127.0.0.1"))
         parser.add_argument("--port", type=int, default=envint("MEMESH_HTTP_PORT", 3737))
+        parser.add_argument(
+            "--allow-remote",
+            action="store_true",
+            default=envbool("MEMESH_HTTP_ALLOW_REMOTE", False),
+            help="Allow a non-loopback --host; every /v1 and /mcp request of that listener then "
+            "needs 'Authorization: Bearer <token>' (MEMESH_REMOTE_TOKEN or "
+            "$MEMESH_HOME/remote-token).",
+        )
         parser.add_argument(
             "--no-migrate",
             action="store_true",
@@ -49,22 +78,25 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         host: str = options["host"]
         port: int = options["port"]
-        if not is_loopback(host):
-            # A remote listener must demand a bearer token on every request; until that
-            # authentication exists, memesh refuses to listen beyond this machine.
+        remote = not is_loopback(host)
+        if remote and not options["allow_remote"]:
             raise CommandError(
-                f"refusing to bind {host}: memesh serves loopback addresses only "
-                "(127.0.0.1, ::1, localhost)."
+                f"refusing to bind {host}: it is not a loopback address (127.0.0.1, ::1, "
+                "localhost), so memesh would be reachable from other machines. Pass "
+                "--allow-remote (or set MEMESH_HTTP_ALLOW_REMOTE=true) to serve it with "
+                "bearer-token authentication."
             )
+        # The token exists before the socket does: there is no unauthenticated window.
+        provisioned = remote_auth.provision_token() if remote else None
+        remote_auth.configure(remote=remote, token=provisioned.token if provisioned else None)
+        if remote:
+            accept_bind_host(host)
         if not options["no_migrate"]:
             call_command("migrate", interactive=False, verbosity=0)
 
         import uvicorn
 
-        db = settings.DATABASES["default"]["NAME"]
-        sys.stderr.write(f"memesh {settings.VERSION} serving http://{host}:{port}/v1 (db: {db})\n")
-        sys.stderr.write(f"MCP (streamable HTTP): http://{host}:{port}/mcp\n")
-        sys.stderr.write("Only this machine can reach it (loopback bind).\n")
+        self.announce(host, port, provisioned, allow_remote=options["allow_remote"])
         worker = None if options["no_worker"] else _start_worker(options["log_level"])
         try:
             uvicorn.run(
@@ -80,6 +112,40 @@ class Command(BaseCommand):
         finally:
             if worker is not None:
                 _stop(worker)
+
+    def announce(
+        self,
+        host: str,
+        port: int,
+        provisioned: remote_auth.ProvisionedToken | None,
+        *,
+        allow_remote: bool,
+    ) -> None:
+        base = f"http://{url_host(host)}:{port}"
+        db = settings.DATABASES["default"]["NAME"]
+        lines = [
+            f"memesh {settings.VERSION} serving {base}{API_PATH} (db: {db})",
+            f"API docs: {base}{DOCS_PATH}",
+            f"Dashboard: {base}{DASHBOARD_PATH}",
+            f"MCP (streamable HTTP): {base}{MCP_PATH}",
+        ]
+        if provisioned is None:
+            if allow_remote:
+                lines.append(
+                    f"--allow-remote has no effect on loopback host {host}: no token is "
+                    "generated and no authentication is required."
+                )
+            lines.append("Only this machine can reach it (loopback bind).")
+        else:
+            lines += [
+                f"Remote bind ({host}): every {API_PATH} and {MCP_PATH} request needs "
+                "'Authorization: Bearer <token>', loopback connections to this listener included.",
+                f"Bearer token (from {provisioned.source}): {provisioned.token}",
+                "Remote clients must send a Host header this server accepts "
+                f"({', '.join(h for h in settings.ALLOWED_HOSTS if h != 'testserver')}); "
+                "MEMESH_ALLOWED_HOSTS adds the names they use.",
+            ]
+        sys.stderr.write("".join(f"{line}\n" for line in lines))
 
 
 def _start_worker(log_level: str) -> subprocess.Popen[bytes] | None:
