@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from mcp import Client, StdioServerParameters
 from graph.operations import OPERATIONS
 from tests import mcp_checks
 from tests.processes import ROOT, memesh_env
+from tests.test_serve import free_port, memesh, stop, wait_until_healthy
 
 pytestmark = pytest.mark.slow  # three processes' worth of calls
 
@@ -84,38 +84,19 @@ def env(home: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def rest_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = tmp_path_factory.mktemp("contract-rest")
-    with socket_port() as port:
-        pass
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memesh_site.cli", "serve", "--port", str(port), "--no-worker"],
-        cwd=ROOT, env=env(home), stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    log = home / "serve.log"
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            memesh("serve", "--port", str(port), "--no-worker"),
+            cwd=ROOT, env=env(home), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+        wait_until_healthy(proc, base, log)
         yield base
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-
-
-class socket_port:
-    def __enter__(self) -> int:
-        import socket
-
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        return int(self.sock.getsockname()[1])
-
-    def __exit__(self, *exc: object) -> None:
-        self.sock.close()
+        stop(proc)
 
 
 def rest_call(base: str, name: str, payload: dict[str, Any]) -> dict[str, Any] | None:
