@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -166,7 +166,6 @@ class EmbedReport:
     skipped: str | None = None  # why nothing could be written, when that is the case
     error: str | None = None
     generation: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def embed_pending(*, max_entities: int | None = None, namespace: str | None = None) -> EmbedReport:

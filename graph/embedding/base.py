@@ -13,23 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Failure kinds. `auth` and `not_found` are configuration (never retried); `rate_limited`,
-# `server`, `network` and `timeout` are weather (retried with a bound); `bad_response` is a
-# reply that is not the provider's format or not the expected width.
-KINDS = (
-    "auth",
-    "not_found",
-    "rate_limited",
-    "server",
-    "network",
-    "timeout",
-    "bad_response",
-    "unavailable",
-    "bad_request",
-)
-
 
 class EmbedderError(Exception):
+    """A provider failure. `kind`: `auth` and `not_found` are configuration (never retried);
+    `rate_limited`, `server`, `network` and `timeout` are weather (retried with a bound);
+    `bad_response` is a reply not in the provider's format or not at the expected width;
+    `bad_request` another 4xx; `unavailable` a local model that is not installed."""
+
     def __init__(self, message: str, *, kind: str, status: int | None = None) -> None:
         super().__init__(message)
         self.kind = kind

@@ -51,7 +51,37 @@ def _env(name: str) -> str | None:
     return value or None
 
 
+_ENV_NAMES = (
+    "MEMESH_EMBEDDER",
+    "MEMESH_EMBEDDER_MODEL",
+    "MEMESH_EMBEDDER_BASE_URL",
+    "MEMESH_EMBEDDER_API_KEY",
+    "MEMESH_EMBEDDER_DIMENSIONS",
+    "MEMESH_EMBEDDER_TIMEOUT",
+    "OPENAI_API_KEY",
+    "MEMESH_HOME",
+)
+_cache: tuple[tuple[object, ...], EmbedderConfig] | None = None
+
+
 def load_config() -> EmbedderConfig:
+    """The configuration now. Every recall and every write asks, so the answer is cached
+    until the environment or config.json (by modification time) changes."""
+    global _cache
+    path = paths.memesh_home() / CONFIG_FILENAME
+    try:
+        stamp: object = path.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    key = (*(os.environ.get(name) for name in _ENV_NAMES), stamp)
+    if _cache is not None and _cache[0] == key:
+        return _cache[1]
+    config = _read_config()
+    _cache = (key, config)
+    return config
+
+
+def _read_config() -> EmbedderConfig:
     section = _file_section()
     provider = (_env("MEMESH_EMBEDDER") or section.get("provider") or DEFAULT_PROVIDER).lower()
     if provider not in PROVIDERS:
