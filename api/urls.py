@@ -1,5 +1,6 @@
 from django.urls import path
 
+from api import config_urls, dream_urls
 from api.docs_views import DocsView, OpenAPIView
 from api.entities import EntityDetailView, EntityListView
 from api.views import (
@@ -24,6 +25,8 @@ urlpatterns = [
     # <path:>: an entity name may contain "/" (names are free-form).
     path("entities/<path:name>", EntityDetailView.as_view(), name="entity"),
     *[path(route, retired_view(route), name=f"retired-{route}") for route in RETIRED],
+    *config_urls.urlpatterns,
+    *dream_urls.urlpatterns,
     *[
         path(op.rest_route, operation_view(op), name=name)
         for name, op in OPERATIONS.items()

@@ -38,3 +38,10 @@ class OperationFailed(MemeshError):
 
     error_code = "operation.failed"
     http_status = 400
+
+
+class LLMNotConfigured(MemeshError):
+    """The operation needs an LLM provider and none is configured."""
+
+    error_code = "llm.not-configured"
+    http_status = 400
