@@ -32,6 +32,7 @@ from mcp.shared.exceptions import MCPError
 
 from graph.errors import MemeshError
 from graph.operation import CallContext, Operation
+from memesh_site import mcp_http
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +78,11 @@ def client_source_host(ctx: ServerRequestContext[Any, Any]) -> str:
     """The `initialize` clientInfo name of this request's connection (on the 2026 protocol, the
     per-request envelope's, which the SDK exposes the same way)."""
     params = ctx.session.client_params
-    return sanitize_client_name(params.client_info.name if params is not None else None)
+    if params is None:
+        # A handshake-protocol client of a multi-worker server: the name it declared in
+        # `initialize` came back in the session id (memesh_site/mcp_http.py).
+        return sanitize_client_name(mcp_http.declared_client_name.get())
+    return sanitize_client_name(params.client_info.name)
 
 
 def error_result(error_code: str, message: str, field: str | None = None) -> types.CallToolResult:

@@ -9,6 +9,9 @@ a lifespan event: its behaviour is what it was before /mcp existed.
 
 On a remote (non-loopback) listener every /v1 and /mcp request must carry the bearer token;
 the check (memesh_site/remote_auth.py) runs here, before the body is read.
+
+`memesh serve --workers N` imports this module in each of N processes; with more than one,
+/mcp runs stateless (memesh_site/mcp_http.py explains why and what that keeps).
 """
 
 import json
@@ -19,7 +22,7 @@ from typing import Any
 
 from a2wsgi import WSGIMiddleware
 
-from memesh_site import remote_auth
+from memesh_site import lifecycle, mcp_http, remote_auth
 from memesh_site.env import envint
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
@@ -31,6 +34,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from memesh_site.wsgi import application as wsgi_application  # sets Django up
 
 MCP_PATH = "/mcp"
+# Set by `memesh serve` for its worker processes: how many serve this listener.
+WORKERS_ENV = "MEMESH_HTTP_WORKERS"
 
 Scope = dict[str, Any]
 Receive = Any  # the ASGI callables; the SDK and a2wsgi each have their own protocol types
@@ -64,9 +69,12 @@ class MemeshApplication:
         from graph.project import project_id
 
         self.django_app = django_app
+        self.stateless = envint(WORKERS_ENV, 1) > 1
         # The session's bound project is the directory `memesh serve` was started in.
         self.mcp = StreamableHTTPSessionManager(
-            app=build_server(project=project_id()), security_settings=mcp_security()
+            app=build_server(project=project_id()),
+            security_settings=mcp_security(),
+            stateless=self.stateless,
         )
         self.mcp_running = False
 
@@ -111,7 +119,10 @@ class MemeshApplication:
             )
             await send({"type": "http.response.body", "body": body})
             return
-        await self.mcp.handle_request(scope, receive, send)
+        if self.stateless:
+            await mcp_http.serve_stateless(self.mcp.handle_request, scope, receive, send)
+        else:
+            await self.mcp.handle_request(scope, receive, send)
 
     async def lifespan(self, receive: Receive, send: Send) -> None:
         # One task enters and leaves the session manager's task group, as anyio requires.
@@ -134,4 +145,8 @@ class MemeshApplication:
         await send({"type": "lifespan.shutdown.complete"})
 
 
+# A worker process of `memesh serve --workers N` learns its listener from the environment, and
+# leaves if the server is killed outright.
+remote_auth.configure_from_environment()
+lifecycle.watch_serve_parent()
 application = MemeshApplication(django_application)

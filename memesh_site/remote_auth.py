@@ -82,13 +82,30 @@ class ListenerConfig:
     token: str | None = None
 
 
-# Set by `memesh serve` before uvicorn imports and starts the application (same process).
+# Set by `memesh serve` before uvicorn imports and starts the application: directly in its own
+# process, and through LISTENER_ENV for worker processes, which read the token themselves.
 listener = ListenerConfig()
+LISTENER_ENV = "MEMESH_SERVE_LISTENER"
 
 
 def configure(*, remote: bool, token: str | None) -> None:
     listener.remote = remote
     listener.token = token or None
+
+
+def export_to_workers() -> None:
+    """Worker processes started after this (uvicorn --workers) inherit the environment: tell
+    them which kind of listener they serve. The token itself never travels in it."""
+    os.environ[LISTENER_ENV] = "remote" if listener.remote else "loopback"
+
+
+def configure_from_environment() -> None:
+    """In a worker process of `memesh serve`: the listener its parent configured. The parent
+    provisioned the token first, so reading it here finds the same one."""
+    kind = os.environ.get(LISTENER_ENV)
+    if kind == "remote" and not listener.remote:
+        listener.remote = True
+        listener.token = provision_token().token
 
 
 def is_protected(path: str) -> bool:

@@ -227,3 +227,59 @@ def test_serve_refuses_a_non_loopback_host_from_the_environment(tmp_path):
 
     assert result.returncode != 0
     assert "refusing to bind 0.0.0.0" in result.stderr
+
+
+@pytest.mark.parametrize("workers", ["0", "33"])
+def test_serve_refuses_a_worker_count_out_of_range(tmp_path, workers):
+    result = run_python(
+        ["-m", "memesh_site.cli", "serve", "--port", str(free_port()), "--workers", workers],
+        serve_env(tmp_path / "home"),
+        timeout=EXIT_DEADLINE,
+    )
+
+    assert result.returncode != 0
+    assert "--workers must be between 1 and 32" in result.stderr
+
+
+def children_of(pid: int) -> set[int]:
+    out: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.add(int(entry.name))
+    return out
+
+
+def test_server_processes_leave_when_the_server_is_killed_outright(tmp_path):
+    """SIGKILL runs no cleanup: the HTTP worker processes notice and leave, freeing the port."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            memesh("serve", "--port", str(port), "--no-worker", "--workers", "2"),
+            cwd=ROOT,
+            env=serve_env(tmp_path / "home"),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until_healthy(proc, base, log)
+        assert "2 server processes" in log.read_text()
+        workers = children_of(proc.pid)
+        assert len(workers) >= 2  # the two HTTP processes (and the spawn helper, if any)
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + EXIT_DEADLINE
+        while time.monotonic() < deadline and any(Path(f"/proc/{w}").exists() for w in workers):
+            time.sleep(0.2)
+        assert not any(Path(f"/proc/{w}/stat").exists() for w in workers), log.read_text()
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"{base}/v1/health", timeout=5)
+    finally:
+        stop(proc)

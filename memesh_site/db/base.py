@@ -20,6 +20,7 @@ from django.db.backends.sqlite3._functions import register as register_functions
 
 from memesh_site import paths
 from memesh_site.db.driver import Database
+from memesh_site.db.write_gate import WriteGate
 
 logger = logging.getLogger(__name__)
 
@@ -124,3 +125,46 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
 
     def create_cursor(self, name: str | None = None) -> Any:
         return self.connection.cursor(factory=SQLiteCursorWrapper)
+
+    # --- the write gate (memesh_site/db/write_gate.py) around each transaction ----------
+
+    write_gate: WriteGate | None = None
+
+    @property
+    def busy_timeout_seconds(self) -> float:
+        return max(
+            float(self.settings_dict["OPTIONS"].get("timeout", 0)), MIN_BUSY_TIMEOUT_MS / 1000
+        )
+
+    def _start_transaction_under_autocommit(self) -> None:
+        if self.write_gate is None and not self.is_in_memory_db():
+            self.write_gate = WriteGate(str(self.settings_dict["NAME"]))
+        if self.write_gate is not None:
+            self.write_gate.acquire(timeout=self.busy_timeout_seconds)
+        try:
+            super()._start_transaction_under_autocommit()  # type: ignore[misc]
+        except BaseException:
+            self._release_write_gate()
+            raise
+
+    def _release_write_gate(self) -> None:
+        if self.write_gate is not None:
+            self.write_gate.release()
+
+    def _commit(self) -> None:
+        try:
+            super()._commit()  # type: ignore[misc]
+        finally:
+            self._release_write_gate()
+
+    def _rollback(self) -> None:
+        try:
+            super()._rollback()  # type: ignore[misc]
+        finally:
+            self._release_write_gate()
+
+    def _close(self) -> None:
+        try:
+            super()._close()  # type: ignore[misc]
+        finally:
+            self._release_write_gate()

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memesh_site import remote_auth
+from memesh_site import lifecycle, remote_auth
 from memesh_site.env import envbool, envint, envstr
 from memesh_site.remote_auth import is_loopback
 
@@ -26,6 +26,12 @@ API_PATH = "/v1"
 DOCS_PATH = "/v1/docs"
 DASHBOARD_PATH = "/dashboard"
 MCP_PATH = "/mcp"
+WORKERS_ENV = "MEMESH_HTTP_WORKERS"
+# Two processes use both cores of a small machine for concurrent clients (one process serves
+# one request at a time under the GIL); each costs its own Django and, once a query is
+# embedded, its own copy of the model.
+DEFAULT_WORKERS = 2
+MAX_WORKERS = 32
 
 
 def url_host(host: str) -> str:
@@ -61,6 +67,14 @@ class Command(BaseCommand):
             "$MEMESH_HOME/remote-token).",
         )
         parser.add_argument(
+            "--workers",
+            type=int,
+            default=envint(WORKERS_ENV, DEFAULT_WORKERS),
+            help=f"Server processes sharing the port (default {DEFAULT_WORKERS}; "
+            f"{WORKERS_ENV}). SQLite in WAL mode serves them all; more than one makes /mcp "
+            "stateless (no server-initiated stream).",
+        )
+        parser.add_argument(
             "--no-migrate",
             action="store_true",
             help="Do not apply pending database migrations before serving.",
@@ -78,6 +92,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         host: str = options["host"]
         port: int = options["port"]
+        workers: int = options["workers"]
+        if not 1 <= workers <= MAX_WORKERS:
+            raise CommandError(f"--workers must be between 1 and {MAX_WORKERS} (got {workers})")
         remote = not is_loopback(host)
         if remote and not options["allow_remote"]:
             raise CommandError(
@@ -91,12 +108,22 @@ class Command(BaseCommand):
         remote_auth.configure(remote=remote, token=provisioned.token if provisioned else None)
         if remote:
             accept_bind_host(host)
+        # uvicorn's worker processes import the application afresh: what this process decided
+        # (listener kind, accepted host, worker count) reaches them through the environment.
+        remote_auth.export_to_workers()
+        os.environ["MEMESH_ALLOWED_HOSTS"] = ",".join(
+            h for h in settings.ALLOWED_HOSTS if h != "testserver"
+        )
+        os.environ[WORKERS_ENV] = str(workers)
+        os.environ[lifecycle.SERVE_PID_ENV] = str(os.getpid())
         if not options["no_migrate"]:
             call_command("migrate", interactive=False, verbosity=0)
 
         import uvicorn
 
-        self.announce(host, port, provisioned, allow_remote=options["allow_remote"])
+        self.announce(
+            host, port, provisioned, allow_remote=options["allow_remote"], workers=workers
+        )
         worker = None if options["no_worker"] else _start_worker(options["log_level"])
         try:
             uvicorn.run(
@@ -108,6 +135,7 @@ class Command(BaseCommand):
                 # The composed app needs lifespan: /mcp's session manager runs for the
                 # server's lifetime (memesh_site/asgi.py).
                 lifespan="on",
+                workers=workers,
             )
         finally:
             if worker is not None:
@@ -120,6 +148,7 @@ class Command(BaseCommand):
         provisioned: remote_auth.ProvisionedToken | None,
         *,
         allow_remote: bool,
+        workers: int = 1,
     ) -> None:
         base = f"http://{url_host(host)}:{port}"
         db = settings.DATABASES["default"]["NAME"]
@@ -128,6 +157,7 @@ class Command(BaseCommand):
             f"API docs: {base}{DOCS_PATH}",
             f"Dashboard: {base}{DASHBOARD_PATH}",
             f"MCP (streamable HTTP): {base}{MCP_PATH}",
+            f"{workers} server process{'es' if workers > 1 else ''}",
         ]
         if provisioned is None:
             if allow_remote:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import threading
-import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
+
+from memesh_site.lifecycle import exit_with_parent
 
 
 class Command(BaseCommand):
@@ -28,7 +27,7 @@ class Command(BaseCommand):
         from memesh_site.celery import app
 
         if options["parent_pid"]:
-            _exit_with_parent(options["parent_pid"])
+            exit_with_parent(options["parent_pid"], graceful=False)
 
         # solo pool: one embedding model per process; the work is CPU-bound batches.
         pool = "solo" if options["concurrency"] == 1 else "prefork"
@@ -43,14 +42,3 @@ class Command(BaseCommand):
                 "--without-mingle",
             ]
         )
-
-
-def _exit_with_parent(parent: int) -> None:
-    """A server killed outright cannot stop its worker; the worker notices and leaves."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()

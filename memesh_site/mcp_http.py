@@ -1,0 +1,151 @@
+"""/mcp when `memesh serve` runs more than one worker process.
+
+A streamable-HTTP session lives in the memory of the process that created it, and the kernel
+hands each connection to whichever worker accepts it first, so a session's next request may
+reach a worker that never saw it. With several workers the SDK therefore runs stateless: every
+request stands alone, nothing is kept between them.
+
+The one thing memesh keeps per session is the client's self-declared name, the provenance stamp
+(`source_host`) of what it stores. Clients of the 2026 protocol send it with every request;
+clients of the handshake protocol send it once, in `initialize`. For those, the name travels in
+the session id this module hands out with the `initialize` answer, which the client then sends
+with each request. The name is self-declared anyway: carrying it on the client side trusts the
+client with nothing new.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextvars import ContextVar
+from typing import Any
+
+SESSION_HEADER = b"mcp-session-id"
+SESSION_PREFIX = "memesh-name."
+# An `initialize` body is a few hundred bytes; a body past this cannot be one.
+INITIALIZE_MAX_BYTES = 64 * 1024
+
+Message = MutableMapping[str, Any]
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+# The declared client name of the request being served (None: unknown or not needed).
+declared_client_name: ContextVar[str | None] = ContextVar("declared_client_name", default=None)
+
+
+def session_id_for(name: str) -> str:
+    # base64url keeps the id within the visible ASCII a session id must use.
+    return SESSION_PREFIX + base64.urlsafe_b64encode(name.encode()).decode().rstrip("=")
+
+
+def name_from_session_id(session_id: str) -> str | None:
+    if not session_id.startswith(SESSION_PREFIX):
+        return None
+    encoded = session_id[len(SESSION_PREFIX) :]
+    try:
+        return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def initialize_client_name(body: bytes) -> str | None:
+    """The clientInfo name of a JSON-RPC `initialize` request, else None."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "initialize":
+        return None
+    params = message.get("params")
+    info = params.get("clientInfo") if isinstance(params, dict) else None
+    name = info.get("name") if isinstance(info, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+async def _buffered(receive: Receive) -> tuple[bytes, bool, list[Message]]:
+    """Read the request body up to INITIALIZE_MAX_BYTES: (body, complete, messages read)."""
+    messages: list[Message] = []
+    body = b""
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return body, False, messages
+        body += message.get("body", b"")
+        if not message.get("more_body", False):
+            return body, True, messages
+        if len(body) > INITIALIZE_MAX_BYTES:
+            return body, False, messages
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replayed
+
+
+async def _answer(send: Send, status: int, text: str) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": text}})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"allow", b"POST")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body.encode()})
+
+
+async def serve_stateless(
+    handle: Callable[[Scope, Receive, Send], Awaitable[None]],
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+) -> None:
+    """Serve one /mcp request on a stateless session manager (`handle`), carrying the client's
+    name across requests in the session id."""
+    method = scope.get("method", "")
+    if method == "GET":
+        # No server-initiated stream: nothing here ever sends one, and a GET held open on a
+        # stateless transport would never end. The protocol allows a plain 405.
+        await _answer(send, 405, "Method Not Allowed: this server offers no SSE stream")
+        return
+    if method == "DELETE":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    session_id = _header(scope, SESSION_HEADER)
+    if session_id is not None:
+        token = declared_client_name.set(name_from_session_id(session_id))
+        try:
+            await handle(scope, receive, send)
+        finally:
+            declared_client_name.reset(token)
+        return
+    body, complete, messages = await _buffered(receive)
+    name = initialize_client_name(body) if complete and method == "POST" else None
+    if name is None:
+        await handle(scope, _replay(messages, receive), send)
+        return
+
+    async def send_with_session(message: Message) -> None:
+        if message["type"] == "http.response.start" and message.get("status") == 200:
+            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != SESSION_HEADER]
+            headers.append((SESSION_HEADER, session_id_for(name).encode()))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    await handle(scope, _replay(messages, receive), send_with_session)
