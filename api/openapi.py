@@ -238,6 +238,36 @@ def _health_item() -> dict[str, Any]:
     }
 
 
+def _extra_paths(components: dict[str, Any]) -> dict[str, Any]:
+    """Routes that are not operations, documented by their own modules from pydantic models
+    (api/config_views.py); their component schemas are merged into `components`."""
+    from api import config_views, dream_views
+
+    modules = (config_views, dream_views)
+    refs, defs = models_json_schema(
+        [m for module in modules for m in module.OPENAPI_MODELS],
+        by_alias=True,
+        ref_template=REF_PREFIX + "{model}",
+    )
+    for name, schema in defs.get("$defs", {}).items():
+        if name in components and components[name] != schema:
+            raise RuntimeError(f"two different OpenAPI component schemas are named {name}")
+        components[name] = schema
+
+    def ref(model: type[BaseModel], mode: JsonSchemaMode) -> dict[str, Any]:
+        return dict(refs[(model, mode)])
+
+    paths: dict[str, Any] = {}
+    for module in modules:
+        paths.update(module.openapi_paths(ref, _error_responses()))
+    return paths
+
+
+def extra_documented_routes() -> set[tuple[str, str]]:
+    """(path, method) of the documented routes that are not operations (besides health)."""
+    return {(path, method) for path, item in _extra_paths({}).items() for method in item}
+
+
 @functools.cache
 def openapi_document() -> dict[str, Any]:
     """The document served at /v1/openapi.json (built once per process; treat as read-only)."""
@@ -248,6 +278,7 @@ def openapi_document() -> dict[str, Any]:
         paths.setdefault(route_path(op), {})[op.method.lower()] = _operation_item(
             op, refs, components
         )
+    paths.update(_extra_paths(components))
     components["ErrorEnvelope"] = ERROR_ENVELOPE
     components["HealthData"] = HEALTH_DATA
     return {

@@ -22,7 +22,13 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from api.openapi import ERROR_CODES, openapi_document, rest_operations, route_path
+from api.openapi import (
+    ERROR_CODES,
+    extra_documented_routes,
+    openapi_document,
+    rest_operations,
+    route_path,
+)
 from graph.operations import OPERATIONS
 from tests.helpers import remember
 from tests.rest import assert_error, assert_json
@@ -73,7 +79,7 @@ def test_every_rest_operation_is_documented_with_its_method():
 
     expected = {(route_path(op), op.method.lower()) for op in rest_operations()}
     assert expected <= documented
-    assert documented - expected == {("/v1/health", "get")}
+    assert documented - expected == {("/v1/health", "get"), *extra_documented_routes()}
     assert not any(route_path(op) in doc["paths"] for op in OPERATIONS.values() if not op.rest)
     operation_ids = [op["operationId"] for item in doc["paths"].values() for op in item.values()]
     assert len(operation_ids) == len(set(operation_ids))
@@ -201,6 +207,16 @@ def _some_memories() -> None:
     remember("db-choice", "Use PostgreSQL", tags=["project:myapp"])
 
 
+@pytest.fixture
+def _private_config(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """POST /v1/config writes MEMESH_HOME/config.json and /v1/config/test calls providers: the
+    fuzzing gets its own home, and every provider URL points at a closed loopback port."""
+    monkeypatch.setenv("MEMESH_HOME", str(tmp_path))
+    for name in ("MEMESH_OPENAI_BASE_URL", "MEMESH_ANTHROPIC_BASE_URL", "OLLAMA_HOST"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    monkeypatch.setenv("MEMESH_LLM_TIMEOUT_SECONDS", "2")
+
+
 @schema.parametrize()
 @settings(
     max_examples=20,
@@ -209,7 +225,10 @@ def _some_memories() -> None:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 def test_api_conforms_to_its_openapi_document(
-    case: schemathesis.Case, _keep_test_connection: None, _some_memories: None
+    case: schemathesis.Case,
+    _keep_test_connection: None,
+    _some_memories: None,
+    _private_config: None,
 ) -> None:
     case.call_and_validate(
         checks=[
