@@ -1,0 +1,190 @@
+"""`memesh dream run|patterns|conflicts|list|show|accept|reject`: the dream workflow from the
+terminal. Each subcommand calls the same function as its REST route or Celery task; errors
+print the `{errorCode, error}` envelope with --json (else a message on stderr) and exit 1."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import socket
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from graph.errors import InvalidInput, MemeshError
+from proposals import conflicts, dreamer, patterns, schemas, selectors, services
+from proposals.models import ReviewChannel
+from proposals.patterns import DEFAULT_MIN_SIGNAL
+
+
+def _bounded(low: int, high: int, name: str) -> Any:
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise InvalidInput(f"{name} must be an integer (got {raw!r})", field=name) from None
+        if not low <= value <= high:
+            raise InvalidInput(f"{name} must be between {low} and {high} (got {value})", field=name)
+        return value
+
+    return parse
+
+
+def _reviewer() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return ""
+
+
+class Command(BaseCommand):
+    help = "LLM cluster compactor, pattern detector and conflict judge, with review."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+        def add(name: str, help: str) -> CommandParser:
+            p: CommandParser = sub.add_parser(name, help=help)
+            p.add_argument("--json", action="store_true", help="Print the result as JSON.")
+            return p
+
+        run = add("run", "Propose digests of clusters of episodic memories.")
+        run.add_argument("--project", help="Restrict to one project.")
+        run.add_argument("--dry-run", action="store_true", help="No LLM call, nothing staged.")
+        run.add_argument("--max-llm-calls", default=str(schemas.DEFAULT_MAX_LLM_CALLS))
+        run.add_argument("--window-days", default=str(schemas.DEFAULT_WINDOW_DAYS))
+        run.add_argument(
+            "--validate", action="store_true", help="Second LLM pass checking each digest."
+        )
+
+        pat = add("patterns", "Propose emergent patterns across a project's memories.")
+        pat.add_argument("--project", help="Restrict to one project.")
+        pat.add_argument("--dry-run", action="store_true", help="No LLM call, nothing staged.")
+        pat.add_argument("--max-llm-calls", default=str(schemas.DEFAULT_MAX_LLM_CALLS))
+        pat.add_argument("--window-days", default=str(schemas.DEFAULT_WINDOW_DAYS))
+        pat.add_argument("--min-signal", default=str(DEFAULT_MIN_SIGNAL))
+
+        con = add("conflicts", "Judge near-duplicate pairs of signal memories.")
+        con.add_argument("--max-pairs", default=str(schemas.DEFAULT_MAX_PAIRS))
+        con.add_argument("--dry-run", action="store_true", help="Count candidates only.")
+
+        lst = add("list", "List proposals.")
+        lst.add_argument("--status", default="pending", help="pending|applied|rejected|all")
+
+        show = add("show", "Print a proposal in full, with its source memories.")
+        show.add_argument("id", type=int)
+
+        acc = add("accept", "Apply a pending proposal.")
+        acc.add_argument("id", type=int)
+
+        rej = add("reject", "Reject a pending proposal (sources untouched).")
+        rej.add_argument("id", type=int)
+        rej.add_argument("--reason", default="", help="Why (at most 500 characters).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        as_json = bool(options.get("json"))
+        try:
+            result = getattr(self, f"_{options['action']}")(options)
+        except MemeshError as exc:
+            if as_json:
+                error = {"success": False, "errorCode": exc.error_code, "error": exc.message}
+                self.stdout.write(json.dumps(error, ensure_ascii=False))
+                raise SystemExit(1) from None
+            raise CommandError(f"{exc.message} ({exc.error_code})") from None
+        if as_json:
+            self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
+        else:
+            self.stdout.write(self._text(options["action"], result))
+
+    # --- subcommands (each one service or selector call) ----------------------------------
+
+    def _run(self, o: dict[str, Any]) -> dict[str, Any]:
+        return dreamer.dream_run(
+            project=o["project"],
+            window_days=_bounded(1, schemas.MAX_WINDOW_DAYS, "window-days")(o["window_days"]),
+            max_llm_calls=_bounded(1, schemas.MAX_LLM_CALLS, "max-llm-calls")(o["max_llm_calls"]),
+            validate=o["validate"],
+            dry_run=o["dry_run"],
+        )
+
+    def _patterns(self, o: dict[str, Any]) -> dict[str, Any]:
+        return patterns.dream_patterns(
+            project=o["project"],
+            window_days=_bounded(1, schemas.MAX_WINDOW_DAYS, "window-days")(o["window_days"]),
+            max_llm_calls=_bounded(1, schemas.MAX_LLM_CALLS, "max-llm-calls")(o["max_llm_calls"]),
+            min_signal=_bounded(1, 10_000, "min-signal")(o["min_signal"]),
+            dry_run=o["dry_run"],
+        )
+
+    def _conflicts(self, o: dict[str, Any]) -> dict[str, Any]:
+        return conflicts.dream_conflicts(
+            max_pairs=_bounded(1, schemas.MAX_PAIRS, "max-pairs")(o["max_pairs"]),
+            dry_run=o["dry_run"],
+        )
+
+    def _list(self, o: dict[str, Any]) -> list[dict[str, Any]]:
+        return selectors.proposal_list(o["status"].strip().lower())
+
+    def _show(self, o: dict[str, Any]) -> dict[str, Any]:
+        detail = selectors.proposal_detail(o["id"])
+        detail["sources"] = selectors.proposal_sources(selectors.proposal_get(o["id"]))
+        return detail
+
+    def _accept(self, o: dict[str, Any]) -> dict[str, Any]:
+        return services.accept_proposal(
+            o["id"], channel=ReviewChannel.CLI, reviewer=_reviewer(), origin=socket.gethostname()
+        )
+
+    def _reject(self, o: dict[str, Any]) -> dict[str, Any]:
+        return services.reject_proposal(
+            o["id"],
+            reason=o["reason"],
+            channel=ReviewChannel.CLI,
+            reviewer=_reviewer(),
+            origin=socket.gethostname(),
+        )
+
+    # --- text output ------------------------------------------------------------------------
+
+    def _text(self, action: str, result: Any) -> str:
+        if action == "list":
+            if not result:
+                return "No proposals."
+            return "\n".join(
+                f"#{p['id']} [{p['status']}] {p['kind']} {p['project'] or '-'} "
+                f"{p['digest_name']} ({p['source_count']} sources)"
+                for p in result
+            )
+        if action == "show":
+            return _show_text(result)
+        if action == "accept":
+            return (
+                f"Accepted proposal #{result['proposalId']} ({result['kind']}): "
+                f"{result['digestEntityName'] or 'relation created'}; "
+                f"{result['sourcesArchived']} archived, {result['sourcesLinked']} linked."
+            )
+        if action == "reject":
+            return f"Rejected proposal #{result['id']}."
+        return "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in result.items())
+
+
+def _show_text(d: dict[str, Any]) -> str:
+    p = d["proposed_digest"]
+    lines = [f"Proposal #{d['id']} [{d['status']}] {d['kind']} project={d['project'] or '-'}"]
+    if d["kind"] == "relation":
+        lines.append(f"  {p.get('from')} -{p.get('relation')}-> {p.get('to')}")
+        lines.append(f"  verdict: {p.get('verdict')}  rationale: {p.get('rationale')}")
+    else:
+        lines.append(f"  name: {p.get('name')}  type: {p.get('type')}")
+        lines.extend(f"  - {o}" for o in p.get("observations", []))
+        lines.append(f"  tags: {', '.join(p.get('tags', []))}")
+        for w in p.get("validation_warnings", []):
+            lines.append(f"  ! {w.get('claim')}: {w.get('reason')}")
+    lines.append(f"  model: {d['llm_model']}  prompt: {d['prompt_version']}")
+    if d["reason"]:
+        lines.append(f"  reason: {d['reason']}")
+    lines.append("Sources:")
+    for s in d["sources"]:
+        lines.append(f"  [{s['id']}] {s['name']} ({s['type']}, {s['status']})")
+        lines.extend(f"    - {o}" for o in s["observations"])
+    return "\n".join(lines)

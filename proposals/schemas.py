@@ -1,0 +1,161 @@
+"""Input and output models of the dream routes and commands (the reference's shapes).
+
+Inputs are strict (unknown keys refused, no coercion); `parse` turns a pydantic error into
+`validation.bad-body` naming the field, as the operation registry does for /v1 operations.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from graph.errors import InvalidInput
+from graph.operation import _first_field, describe_validation_error
+
+MAX_REASON_CHARS = 500
+DEFAULT_WINDOW_DAYS = 14
+MAX_WINDOW_DAYS = 90
+DEFAULT_MAX_LLM_CALLS = 5
+MAX_LLM_CALLS = 20
+DEFAULT_MAX_PAIRS = 20
+MAX_PAIRS = 200
+
+ProposalStatusFilter = Literal["pending", "applied", "rejected", "all"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class DreamRunInput(_Strict):
+    project: str | None = Field(
+        default=None, min_length=1, max_length=255, description="Restrict to one project."
+    )
+    windowDays: int = Field(
+        default=DEFAULT_WINDOW_DAYS,
+        ge=1,
+        le=MAX_WINDOW_DAYS,
+        description="Look-back window in days (1–90).",
+    )
+    maxLlmCalls: int = Field(
+        default=DEFAULT_MAX_LLM_CALLS,
+        ge=1,
+        le=MAX_LLM_CALLS,
+        description="Hard cap on LLM calls (1–20), validator calls included.",
+    )
+    validate_: bool = Field(
+        default=False,
+        alias="validate",
+        description="Run the digest validator as a second LLM pass before staging.",
+    )
+    dryRun: bool = Field(
+        default=False, description="Cluster and report, without calling an LLM or staging."
+    )
+    async_: bool = Field(
+        default=False,
+        alias="async",
+        description="Enqueue the run for the worker and answer `{taskId}` at once "
+        "(GET /v1/tasks/<id> reports on it).",
+    )
+
+
+class RejectInput(_Strict):
+    reason: str = Field(
+        default="",
+        max_length=MAX_REASON_CHARS,
+        description=f"Why this proposal was rejected (at most {MAX_REASON_CHARS} characters).",
+    )
+
+
+def parse(model: type[BaseModel], payload: object) -> Any:
+    """Validate a JSON body (None reads as `{}`) or raise `validation.bad-body`."""
+    if payload is None:
+        payload = {}
+    if not isinstance(payload, dict):
+        raise InvalidInput("Request body must be a JSON object")
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        raise InvalidInput(describe_validation_error(exc), field=_first_field(exc)) from None
+
+
+# --- outputs (documentation of the shapes the selectors and services return) -------------
+
+
+class SkippedCluster(BaseModel):
+    reason: str
+    project: str
+    clusterKey: str
+
+
+class DreamRunOutput(BaseModel):
+    proposalsCreated: int = Field(ge=0)
+    clustersScanned: int = Field(ge=0)
+    llmCalls: int = Field(ge=0)
+    skipped: list[SkippedCluster]
+    durationMs: int = Field(ge=0)
+    clusteringMode: Literal["semantic", "calendar"] | None = None
+    clusteringNote: str | None = None
+
+
+class DreamTaskQueued(BaseModel):
+    taskId: str = Field(description="GET /v1/tasks/<taskId> reports on the run.")
+
+
+class ProposalListItem(BaseModel):
+    id: int
+    project: str
+    cluster_key: str
+    source_count: int
+    digest_name: str | None
+    digest_observations_preview: list[str]
+    status: Literal["pending", "applied", "rejected"]
+    created_at: str
+    kind: Literal["digest", "pattern_emergent", "relation"]
+
+
+class ProposalDetail(BaseModel):
+    id: int
+    kind: Literal["digest", "pattern_emergent", "relation"]
+    project: str
+    cluster_key: str
+    source_ids: list[int]
+    proposed_digest: dict[str, Any] = Field(
+        description="digest / pattern: {name, type, observations, tags, validation_warnings?}; "
+        "relation: {from, to, relation, verdict, rationale}."
+    )
+    llm_model: str
+    prompt_version: str
+    status: Literal["pending", "applied", "rejected"]
+    reason: str | None
+    created_at: str
+    reviewed_at: str | None
+
+
+class AcceptOutput(BaseModel):
+    proposalId: int
+    digestEntityName: str | None = Field(
+        description="The entity the accept created (null for a relation proposal)."
+    )
+    sourcesArchived: int = Field(ge=0)
+    sourcesLinked: int = Field(ge=0)
+    kind: Literal["digest", "pattern_emergent", "relation"]
+
+
+class RejectOutput(BaseModel):
+    id: int
+    status: Literal["rejected"]
+
+
+class TaskRunOutput(BaseModel):
+    id: str
+    kind: str
+    status: Literal["queued", "running", "succeeded", "failed"]
+    params: dict[str, Any]
+    result: dict[str, Any] | None
+    errorCode: str | None
+    error: str | None
+    createdAt: str
+    startedAt: str | None
+    finishedAt: str | None

@@ -1,0 +1,153 @@
+"""Reads of the dream workflow: proposal listings and details (the reference's shapes), the
+source memories beside a proposal for review, and task runs."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from graph.errors import InvalidParameter, NotFound
+from graph.models import Entity, Observation, Tag
+from proposals.models import Proposal, ProposalKind, ProposalStatus, TaskRun
+
+STATUS_ALL = "all"
+STATUS_FILTERS = (*ProposalStatus.values, STATUS_ALL)
+PREVIEW_OBSERVATIONS = 3
+PREVIEW_CHARS = 200
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _proposed_name(proposal: Proposal) -> str | None:
+    """The digest/pattern name; a relation proposal reads as `from -relation-> to`."""
+    proposed = proposal.proposed or {}
+    if proposal.kind == ProposalKind.RELATION:
+        return f"{proposed.get('from')} -{proposed.get('relation')}-> {proposed.get('to')}"
+    name = proposed.get("name")
+    return name if isinstance(name, str) else None
+
+
+def _preview(proposal: Proposal) -> list[str]:
+    proposed = proposal.proposed or {}
+    if proposal.kind == ProposalKind.RELATION:
+        lines = [str(proposed.get("rationale", ""))]
+    else:
+        lines = [str(o) for o in proposed.get("observations", [])]
+    return [line[:PREVIEW_CHARS] for line in lines[:PREVIEW_OBSERVATIONS] if line]
+
+
+def proposal_list(status: str = ProposalStatus.PENDING) -> list[dict[str, Any]]:
+    """Proposals with this status (or `all`), newest first, as GET /v1/dream/proposals lists."""
+    if status not in STATUS_FILTERS:
+        raise InvalidParameter(
+            f"status must be one of {', '.join(STATUS_FILTERS)} (got {status!r})", field="status"
+        )
+    qs = Proposal.objects.all()
+    if status != STATUS_ALL:
+        qs = qs.filter(status=status)
+    return [
+        {
+            "id": p.pk,
+            "project": p.project,
+            "cluster_key": p.cluster_key,
+            "source_count": len(p.source_ids or []),
+            "digest_name": _proposed_name(p),
+            "digest_observations_preview": _preview(p),
+            "status": p.status,
+            "created_at": p.created_at.isoformat(),
+            "kind": p.kind,
+        }
+        for p in qs
+    ]
+
+
+def proposal_get(proposal_id: int) -> Proposal:
+    proposal = Proposal.objects.filter(pk=proposal_id).first()
+    if proposal is None:
+        raise NotFound(f"No proposal with id {proposal_id}", field="id")
+    return proposal
+
+
+def proposal_detail(proposal_id: int) -> dict[str, Any]:
+    """One proposal in full (GET /v1/dream/proposals/<id>; `memesh dream show`)."""
+    p = proposal_get(proposal_id)
+    return {
+        "id": p.pk,
+        "kind": p.kind,
+        "project": p.project,
+        "cluster_key": p.cluster_key,
+        "source_ids": list(p.source_ids or []),
+        "proposed_digest": p.proposed or {},
+        "llm_model": p.llm_model,
+        "prompt_version": p.prompt_version,
+        "status": p.status,
+        "reason": p.reason or None,
+        "created_at": p.created_at.isoformat(),
+        "reviewed_at": _iso(p.reviewed_at),
+    }
+
+
+def proposal_sources(proposal: Proposal) -> list[dict[str, Any]]:
+    """The memories a proposal was made from, in full, in source order, for side-by-side
+    review: {id, name, type, title, observations, tags, status}. A source deleted since is
+    listed with status `missing`."""
+    ids = [int(i) for i in proposal.source_ids or []]
+    entities = {e.pk: e for e in Entity.objects.filter(pk__in=ids)}
+    observations: dict[int, list[str]] = {}
+    for entity_id, text in Observation.objects.filter(entity_id__in=ids).values_list(
+        "entity_id", "text"
+    ):
+        observations.setdefault(entity_id, []).append(text)
+    tags: dict[int, list[str]] = {}
+    for entity_id, name in Tag.objects.filter(entity_id__in=ids).values_list("entity_id", "name"):
+        tags.setdefault(entity_id, []).append(name)
+    out: list[dict[str, Any]] = []
+    for entity_id in ids:
+        entity = entities.get(entity_id)
+        if entity is None:
+            out.append(
+                {
+                    "id": entity_id,
+                    "name": None,
+                    "type": None,
+                    "title": None,
+                    "observations": [],
+                    "tags": [],
+                    "status": "missing",
+                }
+            )
+            continue
+        out.append(
+            {
+                "id": entity_id,
+                "name": entity.name,
+                "type": entity.type,
+                "title": entity.title,
+                "observations": observations.get(entity_id, []),
+                "tags": tags.get(entity_id, []),
+                "status": entity.status,
+            }
+        )
+    return out
+
+
+def task_run_detail(task_id: str | uuid.UUID) -> dict[str, Any]:
+    """A task run as GET /v1/tasks/<id> reports it."""
+    run = TaskRun.objects.filter(pk=task_id).first()
+    if run is None:
+        raise NotFound(f"No task with id {task_id}", field="id")
+    return {
+        "id": str(run.pk),
+        "kind": run.kind,
+        "status": run.status,
+        "params": run.params or {},
+        "result": run.result,
+        "errorCode": run.error_code or None,
+        "error": run.error or None,
+        "createdAt": run.created_at.isoformat(),
+        "startedAt": _iso(run.started_at),
+        "finishedAt": _iso(run.finished_at),
+    }
