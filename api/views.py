@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
 from packaging.version import Version
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -306,6 +307,8 @@ RETIRED = {
 def retired_view(route: str) -> Any:
     message, replacement = RETIRED[route]
 
+    # API clients send no CSRF token (APIView is exempt by itself; a plain view must say so).
+    @csrf_exempt
     def view(request: HttpRequest) -> JsonResponse:
         return JsonResponse(envelope("route.retired", message, replacement=replacement), status=410)
 

@@ -20,9 +20,14 @@ ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"] + [
 ]
 
 INSTALLED_APPS = [
+    # The review UI (DESIGN §9): admin, sessions and messages for logged-in reviewers.
+    "django.contrib.admin",
     "django.contrib.contenttypes",
     "django.contrib.auth",
+    "django.contrib.sessions",
+    "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django_htmx",
     "rest_framework",
     "graph.apps.GraphConfig",
     "proposals.apps.ProposalsConfig",
@@ -35,6 +40,15 @@ MIDDLEWARE = [
     "api.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # The review UI (admin, /review/) is a session-cookie site. The REST API is untouched:
+    # sessions and request.user load lazily (a /v1 request never reads them, so no query and
+    # no Set-Cookie), DRF's APIView and the plain views in api/ are csrf_exempt, and htmx
+    # detection only reads headers.
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
 ]
 
 ROOT_URLCONF = "memesh_site.urls"
@@ -45,7 +59,13 @@ TEMPLATES = [
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
-        "OPTIONS": {"context_processors": ["django.template.context_processors.request"]},
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
     }
 ]
 
@@ -94,6 +114,8 @@ REST_FRAMEWORK = {
 CELERY_BROKER_URL = envstr("MEMESH_CELERY_BROKER", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue = paths.celery_broker_dir()
+    # kombu's filesystem transport with atomic message files (memesh_site/broker.py says why).
+    CELERY_BROKER_TRANSPORT = "memesh_site.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # One folder in and out: producers and the worker share it.
         "data_folder_in": str(_queue / "queue"),
@@ -116,6 +138,14 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
+
+# The review UI (admin and /review/, docs/review.md): sessions are stored in the database,
+# the cookie is HttpOnly and SameSite=Lax, and CSRF protects every form.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "proposals:queue"
+LOGOUT_REDIRECT_URL = "login"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
 
 LOGGING = {
     "version": 1,

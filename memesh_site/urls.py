@@ -1,7 +1,18 @@
-from django.urls import include, path
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.contrib.staticfiles.views import serve as serve_static
+from django.urls import include, path, re_path
 
 urlpatterns = [
     path("v1/", include("api.urls")),
+    # The review UI for people (docs/review.md): Django admin and the HTMX review page.
+    path("admin/", admin.site.urls),
+    path("review/", include("proposals.urls")),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Their CSS and htmx, read from the installed apps: `memesh serve` has no web server in
+    # front of it and no collectstatic step, and the files are few and small.
+    re_path(r"^static/(?P<path>.*)$", serve_static, {"insecure": True}),
 ]
 
 handler400 = "api.errors.bad_request"

@@ -64,12 +64,35 @@ def setup(with_dev: bool) -> None:
     stamp.write_text(digest)
 
 
+# Debian packages the test suite drives: Chromium for the review page's browser test
+# (Playwright only drives it; it downloads no browser), Redis for the Celery broker test.
+TEST_SYSTEM_PACKAGES = {"chromium": "/usr/bin/chromium", "redis-server": "/usr/bin/redis-server"}
+
+
+def install_test_system_packages() -> None:
+    """Install the missing TEST_SYSTEM_PACKAGES with apt as root; otherwise say how."""
+    missing = [pkg for pkg, path in TEST_SYSTEM_PACKAGES.items() if not Path(path).exists()]
+    if not missing:
+        return
+    if os.geteuid() != 0:
+        _say(
+            f"missing {', '.join(missing)} (browser and broker tests need them): "
+            f"sudo apt-get install -y {' '.join(missing)}"
+        )
+        return
+    _say(f"installing {', '.join(missing)} (Debian)")
+    _run(["apt-get", "update", "-q"])
+    _run(["apt-get", "install", "-y", "-q", *missing])
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"run", "test", "setup"}:
         print(__doc__, file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
     setup(with_dev=command in {"test", "setup"})
+    if command in {"test", "setup"}:
+        install_test_system_packages()
     if command == "setup":
         return 0
     if command == "run":
