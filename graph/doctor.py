@@ -1,5 +1,6 @@
 """`memesh doctor`'s checks: is the database usable, which embedder is active and does it work,
-and what state the vector index is in."""
+what state the vector index is in, and whether both indexes agree with the memories
+(graph/consistency.py); `fix()` is `memesh doctor --fix`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from django.db import connection
 
-from graph import vectors
+from graph import consistency, vectors
 from graph.embedding import provider
 from graph.embedding.base import EmbedderError
 from graph.embedding.config import load_config
@@ -78,6 +79,7 @@ def run_checks(*, probe: bool = True) -> list[Check]:
         else:
             checks.append(Check("embedder", "ok", f"{embedder.identity} (not probed)", info))
     checks.extend(_index_checks(embedder.identity if embedder else None, vec_error is None))
+    checks.append(consistency_check(consistency.check()))
     for check in checks:
         if check.data and "error" in check.data:
             check.data["error"] = _redact(check.data["error"], config.api_key)
@@ -161,6 +163,20 @@ def _index_checks(identity: str | None, vec_loaded: bool) -> list[Check]:
     if last:
         out.append(Check("last embedding error", "warn", str(last.get("error", last)), last))
     return out
+
+
+def consistency_check(report: consistency.ConsistencyReport) -> Check:
+    """Fails when an index disagrees with the memories; vectors waiting for the embedding
+    worker are normal and only mentioned."""
+    return Check(
+        "index consistency", "ok" if report.ok else "fail", report.summary(), report.as_json()
+    )
+
+
+def fix() -> consistency.RepairReport:
+    """`memesh doctor --fix`: repair what the consistency check finds (through the managers
+    the normal writes use), then check again."""
+    return consistency.repair()
 
 
 def _without_credentials(url: str) -> str:

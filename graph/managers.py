@@ -59,6 +59,10 @@ _SQL_FTS_INSERT = "INSERT INTO {table} (rowid, head, body) VALUES (?, ?, ?)"
 # `term = ?` arm per term: fts5vocab uses its index only for equality, so an IN list would
 # scan the whole vocabulary.
 _SQL_TERM_DOC_FREQ_ARM = "SELECT term, doc FROM {vocab} WHERE term = ?"
+# SQLite refuses a compound SELECT of more than 500 arms (SQLITE_MAX_COMPOUND_SELECT,
+# https://sqlite.org/limits.html#max_compound_select); a 10,000-character query can hold
+# thousands of distinct terms, so the arms go in batches.
+_MAX_COMPOUND_ARMS = 500
 # Result: FTS5's "averages" record (id 1 of the %_data shadow table), which begins with the
 # number of rows in the index as a varint: an O(1) row count where count(*) scans docsize.
 # Format: https://sqlite.org/src/file?name=ext/fts5/fts5_index.c ("averages" record).
@@ -138,6 +142,71 @@ WHERE e.id IN ({ids}) AND +e.status = 'active' {filters}
 """
 
 
+# --- consistency checks (graph/consistency.py) ---------------------------------------------
+# Result: ids of entities without a row in the keyword table their status puts them in.
+# FTS5 answers `rowid = ?` with a point lookup, so this is one index probe per entity.
+_SQL_FTS_MISSING = f"""
+SELECT e.id FROM graph_entity AS e
+WHERE (e.status = 'active'
+       AND NOT EXISTS (SELECT 1 FROM {LIVE_FTS} AS f WHERE f.rowid = e.id))
+   OR (e.status != 'active'
+       AND NOT EXISTS (SELECT 1 FROM {ARCHIVED_FTS} AS a WHERE a.rowid = e.id))
+ORDER BY e.id
+"""
+# Params: the status the table is for. Result: rowid and entity status (NULL: no such entity)
+# of each row of {table} whose entity is missing or has another status.
+_SQL_FTS_MISPLACED = """
+SELECT f.rowid, e.status FROM {table} AS f
+LEFT JOIN graph_entity AS e ON e.id = f.rowid
+WHERE e.id IS NULL OR e.status != ?
+ORDER BY f.rowid
+"""
+# Params: after id, limit. Result per entity (id order): id, name, title, status, and the head
+# and body stored in the table its status puts it in (NULL when that row is missing).
+_SQL_INDEXED_TEXT_PAGE = f"""
+SELECT e.id, e.name, e.title, e.status,
+       coalesce(f.head, a.head), coalesce(f.body, a.body)
+FROM graph_entity AS e
+LEFT JOIN {LIVE_FTS} AS f ON f.rowid = e.id AND e.status = 'active'
+LEFT JOIN {ARCHIVED_FTS} AS a ON a.rowid = e.id AND e.status != 'active'
+WHERE e.id > ?
+ORDER BY e.id
+LIMIT ?
+"""
+# Params: first id, last id. Result: entity_id, text of the observations (or tags) in range.
+_SQL_OBSERVATIONS_IN_RANGE = (
+    "SELECT entity_id, text FROM graph_observation WHERE entity_id BETWEEN ? AND ? ORDER BY id"
+)
+_SQL_TAGS_IN_RANGE = (
+    "SELECT entity_id, name FROM graph_tag WHERE entity_id BETWEEN ? AND ? ORDER BY id"
+)
+
+
+def index_columns(
+    name: str, title: str | None, observations: Sequence[str], tags: Sequence[str]
+) -> tuple[str, str]:
+    """The (head, body) an entity's keyword-index row holds: what index_sync writes and the
+    consistency checker expects."""
+    return (
+        index_text(f"{name}\n{title or ''}"),
+        index_text("\n".join([*observations, *tags])),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedText:
+    """An entity's source fields beside the keyword-index text stored for it."""
+
+    entity_id: int
+    name: str
+    title: str | None
+    status: str
+    head: str | None  # None: no row in the table its status puts it in
+    body: str | None
+    observations: list[str]
+    tags: list[str]
+
+
 @dataclass(frozen=True, slots=True)
 class KeywordHit:
     entity_id: int
@@ -163,6 +232,28 @@ def _cursor() -> Iterator[Any]:
             yield cur
         finally:
             cur.close()
+
+
+@contextmanager
+def read_snapshot() -> Iterator[None]:
+    """Run the enclosed reads in one deferred read transaction: under WAL they all see one
+    snapshot of the database and block no writer. (`transaction.atomic()` would begin
+    IMMEDIATE, as every memesh write does, and hold the write lock for the whole read.)
+    Inside an atomic block the enclosing transaction already gives one snapshot.
+    https://sqlite.org/lang_transaction.html, https://sqlite.org/wal.html#concurrency
+    """
+    if connection.in_atomic_block:
+        yield
+        return
+    connection.ensure_connection()
+    raw = connection.connection
+    with connection.wrap_database_errors:
+        raw.execute("BEGIN DEFERRED")
+    try:
+        yield
+    finally:
+        with connection.wrap_database_errors:
+            raw.execute("COMMIT")
 
 
 def _placeholders(n: int) -> str:
@@ -210,9 +301,8 @@ class EntityManager(models.Manager):
                     _SQL_FTS_INSERT.format(table=table),
                     [
                         entity_id,
-                        index_text(f"{name}\n{title or ''}"),
-                        index_text(
-                            "\n".join([*bodies.get(entity_id, []), *tags.get(entity_id, [])])
+                        *index_columns(
+                            name, title, bodies.get(entity_id, []), tags.get(entity_id, [])
                         ),
                     ],
                 )
@@ -266,6 +356,54 @@ class EntityManager(models.Manager):
             for entity_id, name, title, _ in entities
         }
 
+    # --- consistency checks (graph/consistency.py) ------------------------------------------
+
+    def fts_missing_ids(self) -> list[int]:
+        """Entities without a row in the keyword table their status puts them in."""
+        with _cursor() as cur:
+            cur.execute(_SQL_FTS_MISSING)
+            return [row[0] for row in cur.fetchall()]
+
+    def fts_misplaced_rows(self, *, archived: bool) -> list[tuple[int, str | None]]:
+        """(rowid, entity status or None when there is no such entity) of the rows of the
+        live (or archived) table that do not belong there."""
+        table = ARCHIVED_FTS if archived else LIVE_FTS
+        status = "archived" if archived else "active"
+        with _cursor() as cur:
+            cur.execute(_SQL_FTS_MISPLACED.format(table=table), [status])
+            return [(row[0], row[1]) for row in cur.fetchall()]
+
+    def indexed_text_page(self, after_id: int, limit: int) -> list[IndexedText]:
+        """The next `limit` entities after `after_id` (id order), each with its observations
+        and tags and the keyword-index text stored for it."""
+        with _cursor() as cur:
+            cur.execute(_SQL_INDEXED_TEXT_PAGE, [after_id, limit])
+            rows = cur.fetchall()
+            if not rows:
+                return []
+            span = [rows[0][0], rows[-1][0]]
+            cur.execute(_SQL_OBSERVATIONS_IN_RANGE, span)
+            bodies: dict[int, list[str]] = {}
+            for entity_id, text in cur.fetchall():
+                bodies.setdefault(entity_id, []).append(text)
+            cur.execute(_SQL_TAGS_IN_RANGE, span)
+            tags: dict[int, list[str]] = {}
+            for entity_id, name in cur.fetchall():
+                tags.setdefault(entity_id, []).append(name)
+        return [
+            IndexedText(
+                entity_id,
+                name,
+                title,
+                status,
+                head,
+                body,
+                bodies.get(entity_id, []),
+                tags.get(entity_id, []),
+            )
+            for entity_id, name, title, status, head, body in rows
+        ]
+
     # --- keyword search ------------------------------------------------------------------
 
     def indexed_row_count(self, *, archived: bool = False) -> int:
@@ -282,9 +420,11 @@ class EntityManager(models.Manager):
         arm = _SQL_TERM_DOC_FREQ_ARM.format(vocab=ARCHIVED_VOCAB if archived else VOCAB)
         freqs = dict.fromkeys(terms, 0)
         with _cursor() as cur:
-            cur.execute(" UNION ALL ".join([arm] * len(terms)), list(terms))
-            for term, doc in cur.fetchall():
-                freqs[term] = int(doc)
+            for start in range(0, len(terms), _MAX_COMPOUND_ARMS):
+                batch = list(terms[start : start + _MAX_COMPOUND_ARMS])
+                cur.execute(" UNION ALL ".join([arm] * len(batch)), batch)
+                for term, doc in cur.fetchall():
+                    freqs[term] = int(doc)
         return freqs
 
     def fts_candidates(

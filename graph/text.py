@@ -35,6 +35,11 @@ MAX_QUERY_TERMS = 32
 # there are enough rows for "more than half" to mean "common" rather than "the subject".
 COMMON_TERM_FRACTION = 0.5
 COMMON_TERM_MIN_ROWS = 25
+# FTS5 truncates a longer token to this many UTF-8 bytes when it indexes or parses it
+# (FTS5_MAX_TOKEN_SIZE in ext/fts5/fts5Int.h), but the fts5vocab lookup of the document-frequency
+# guard compares whole terms: a word of 8,193 four-byte letters was stored truncated, counted as
+# absent, and never found. Tokens are cut here instead, identically at index and query time.
+MAX_TOKEN_BYTES = 32768
 
 # Code-point ranges of scripts written without spaces between words.
 _UNSPACED_RANGES: tuple[tuple[int, int], ...] = (
@@ -162,7 +167,10 @@ def _raw_tokens(text: str) -> Iterator[tuple[str, bool]]:
 
 def _finish(token: str, is_word: bool) -> str:
     if is_word and token.isascii() and token.isalpha():
-        return _stem(token)
+        token = _stem(token)
+    if len(token) > MAX_TOKEN_BYTES // 4:  # a UTF-8 character takes at most 4 bytes
+        # Cut at a character boundary ("ignore" drops only a character split by the cut).
+        token = token.encode("utf-8")[:MAX_TOKEN_BYTES].decode("utf-8", "ignore")
     return token
 
 

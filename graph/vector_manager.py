@@ -85,6 +85,51 @@ _SQL_BITS_COPY = (
     "INSERT INTO {target} (rowid, coarse) SELECT rowid, coarse FROM {source} WHERE rowid IN ({ids})"
 )
 
+# --- consistency checks (graph/consistency.py) ---------------------------------------------
+# Params: generation, float32 width in bytes. Result: entity ids of rows of another width.
+_SQL_WRONG_WIDTH = (
+    "SELECT entity_id FROM graph_entityvector"
+    " WHERE generation = ? AND length(embedding) != ? ORDER BY entity_id"
+)
+# Params: generation. Result: entity ids of float rows with no sign-bit row in {table}.
+_SQL_BITS_MISSING = """
+SELECT v.entity_id FROM graph_entityvector AS v
+WHERE v.generation = ? AND NOT EXISTS (SELECT 1 FROM {table} AS b WHERE b.rowid = v.entity_id)
+ORDER BY v.entity_id
+"""
+# Params: generation. Result: rowids of sign-bit rows with no float row in the generation.
+_SQL_BITS_ORPHANED = """
+SELECT b.rowid FROM {table} AS b
+WHERE NOT EXISTS (
+    SELECT 1 FROM graph_entityvector AS v WHERE v.generation = ? AND v.entity_id = b.rowid
+)
+ORDER BY b.rowid
+"""
+# Params: generation, float32 width in bytes. Result: entity ids whose sign bits are not the
+# quantised float row (rows of the right width only: others are reported as such).
+_SQL_BITS_DISAGREE = """
+SELECT v.entity_id FROM graph_entityvector AS v
+JOIN {table} AS b ON b.rowid = v.entity_id
+WHERE v.generation = ? AND length(v.embedding) = ?
+  AND b.coarse != vec_quantize_binary(v.embedding)
+ORDER BY v.entity_id
+"""
+# Params: generation. Result: active entities with no row in it, and with a row built from
+# other text than their current one (both wait for the embedding worker).
+_SQL_WAITING_COUNTS = """
+SELECT coalesce(sum(v.entity_id IS NULL), 0),
+       coalesce(sum(v.entity_id IS NOT NULL AND v.text_hash != e.embedding_hash), 0)
+FROM graph_entity AS e
+LEFT JOIN graph_entityvector AS v ON v.generation = ? AND v.entity_id = e.id
+WHERE e.status = 'active'
+"""
+# Params: generation, ids. Rewrites those entities' sign bits from their float rows.
+_SQL_BITS_FROM_FLOATS = """
+INSERT INTO {table} (rowid, coarse)
+SELECT entity_id, vec_quantize_binary(embedding) FROM graph_entityvector
+WHERE generation = ? AND entity_id IN ({ids})
+"""
+
 
 def table_name(generation: int) -> str:
     return f"graph_vec_g{int(generation)}"
@@ -202,6 +247,53 @@ class VectorManager(models.Manager):
         with _cursor() as cur:
             cur.execute(_SQL_ROW_BYTES, [generation])
             return int(cur.fetchone()[0])
+
+    # --- consistency checks (graph/consistency.py) ------------------------------------
+
+    def wrong_width_ids(self, generation: int, dimensions: int) -> list[int]:
+        """Entities whose float row in the generation is not `dimensions` float32 wide."""
+        with _cursor() as cur:
+            cur.execute(_SQL_WRONG_WIDTH, [generation, dimensions * 4])
+            return [row[0] for row in cur.fetchall()]
+
+    def bits_missing_ids(self, generation: int) -> list[int]:
+        """Entities with a float row but no sign-bit row in the generation's vec0 table."""
+        with _cursor() as cur:
+            cur.execute(_SQL_BITS_MISSING.format(table=table_name(generation)), [generation])
+            return [row[0] for row in cur.fetchall()]
+
+    def bits_orphaned_ids(self, generation: int) -> list[int]:
+        """Rowids of sign-bit rows that have no float row in the generation."""
+        with _cursor() as cur:
+            cur.execute(_SQL_BITS_ORPHANED.format(table=table_name(generation)), [generation])
+            return [row[0] for row in cur.fetchall()]
+
+    def bits_disagreeing_ids(self, generation: int, dimensions: int) -> list[int]:
+        """Entities whose sign-bit row is not the quantised float row."""
+        with _cursor() as cur:
+            cur.execute(
+                _SQL_BITS_DISAGREE.format(table=table_name(generation)),
+                [generation, dimensions * 4],
+            )
+            return [row[0] for row in cur.fetchall()]
+
+    def waiting_counts(self, generation: int) -> tuple[int, int]:
+        """(active entities without a vector, active entities with a stale one)."""
+        with _cursor() as cur:
+            cur.execute(_SQL_WAITING_COUNTS, [generation])
+            missing, stale = cur.fetchone()
+        return int(missing), int(stale)
+
+    def bits_rewrite_from_floats(self, generation: int, entity_ids: Sequence[int]) -> None:
+        """Replace these entities' sign-bit rows by the quantised float rows (kept as they are)."""
+        table = table_name(generation)
+        with _cursor() as cur:
+            for chunk in _chunks(entity_ids):
+                marks = _placeholders(len(chunk))
+                cur.execute(_SQL_BITS_DELETE.format(table=table, ids=marks), chunk)
+                cur.execute(
+                    _SQL_BITS_FROM_FLOATS.format(table=table, ids=marks), [generation, *chunk]
+                )
 
     # --- search -----------------------------------------------------------------------
 

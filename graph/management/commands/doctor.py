@@ -1,4 +1,8 @@
-"""`memesh doctor`: what works and what does not, with the fix for each problem."""
+"""`memesh doctor`: what works and what does not, with the fix for each problem.
+
+`--fix` first repairs what the index-consistency check finds (graph/consistency.py), then runs
+every check; the exit status is that of the checks after the repair (0 healthy, 1 not).
+"""
 
 from __future__ import annotations
 
@@ -13,20 +17,31 @@ MARKS = {"ok": "✓", "warn": "!", "fail": "✗"}
 
 
 class Command(BaseCommand):
-    help = "Check the database, the embedder and the vector index."
+    help = "Check the database, the embedder, the vector index and the indexes' consistency."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true", help="Print the checks as JSON.")
         parser.add_argument(
             "--no-probe", action="store_true", help="Do not call the embedder to test it."
         )
+        parser.add_argument(
+            "--fix",
+            action="store_true",
+            help="Repair keyword- and vector-index rows that disagree with the memories, "
+            "then check again.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        repair = doctor.fix() if options["fix"] else None
         checks = doctor.run_checks(probe=not options["no_probe"])
         report = doctor.as_json(checks)
+        if repair is not None:
+            report["fix"] = repair.as_json()
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
         else:
+            if repair is not None:
+                self.stdout.write(f"fix: {repair.summary()}")
             for check in checks:
                 self.stdout.write(f"{MARKS[check.status]} {check.name}: {check.detail}")
         if not report["ok"]:

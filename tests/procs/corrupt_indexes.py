@@ -1,0 +1,222 @@
+"""Break the keyword and vector indexes on purpose, one way per entity.
+
+Imported by tests/test_consistency.py (in-process, on the test database) and run as a script
+(`corrupt_indexes.py`) against the database named by MEMESH_HOME / MEMESH_DB_PATH: the script
+seeds one entity per corruption through the remember operation, builds the live vector index
+with the configured embedder, applies every corruption of COMBINABLE and prints
+{"expected": {kind: [entity id, ...]}, "words": {name: word}} as JSON.
+
+Each corruption is raw SQL, as a bug or a hand edit would leave the database: nothing here goes
+through the managers that keep the indexes in step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+MISSING_ID = 10**9  # an entity id that does not exist
+# Corruptions that can all be applied to one database (each touches its own entity); dropping
+# the live vec0 table would hide every bit-level one.
+COMBINABLE = [
+    "delete-fts-row",
+    "change-fts-text",
+    "live-row-for-archived",
+    "vector-for-archived",
+    "vector-for-missing",
+    "wrong-width-vector",
+    "bits-missing",
+    "bits-disagree",
+    "bits-orphan",
+    "stray-generation",
+]
+ALL = [*COMBINABLE, "live-table-dropped"]
+# The issue kind graph.consistency must report for each corruption.
+EXPECTED_KIND = {
+    "delete-fts-row": "fts.missing",
+    "change-fts-text": "fts.stale_text",
+    "live-row-for-archived": "fts.archived_in_live",
+    "vector-for-archived": "vectors.orphan",
+    "vector-for-missing": "vectors.orphan",
+    "wrong-width-vector": "vectors.wrong_width",
+    "bits-missing": "vectors.bits_missing",
+    "bits-disagree": "vectors.bits_disagree",
+    "bits-orphan": "vectors.bits_orphan",
+    "stray-generation": "vectors.stray_generation",
+    "live-table-dropped": "vectors.table_missing",
+}
+# Corruptions whose entity is archived first (through forget, as a user would).
+ARCHIVED = {"live-row-for-archived", "vector-for-archived"}
+
+
+def entity_name(corruption: str) -> str:
+    return f"c-{corruption}"
+
+
+def unique_word(corruption: str) -> str:
+    """A word only this corruption's entity carries (letters only: the stemmer keeps it)."""
+    return "zq" + "".join(chr(ord("a") + (ord(c) % 26)) for c in corruption if c.isalpha())
+
+
+def seed(corruptions: list[str]) -> None:
+    """One entity per corruption (archived where the corruption needs it), plus bystanders."""
+    from graph.operations import OPERATIONS, CallContext
+
+    ctx = CallContext(source_host="test")
+    for i in range(5):
+        OPERATIONS["remember"].run(
+            {"name": f"bystander-{i}", "type": "note", "observations": [f"ordinary memory {i}"]},
+            ctx,
+        )
+    for corruption in corruptions:
+        OPERATIONS["remember"].run(
+            {
+                "name": entity_name(corruption),
+                "type": "note",
+                "title": f"Title of {corruption}",
+                "observations": [f"{unique_word(corruption)} detail", "a second observation"],
+                "tags": ["corruption-test"],
+            },
+            ctx,
+        )
+
+
+def archive_where_needed(corruptions: list[str]) -> None:
+    from graph.operations import OPERATIONS, CallContext
+
+    ctx = CallContext(source_host="test")
+    for corruption in corruptions:
+        if corruption in ARCHIVED:
+            OPERATIONS["forget"].run({"name": entity_name(corruption)}, ctx)
+
+
+def corrupt(corruption: str, float_rows: dict[int, bytes]) -> list[int]:
+    """Apply one corruption; returns the entity ids the checker must name.
+
+    `float_rows` holds every live float vector as it was before any entity was archived
+    (forget removes an archived entity's vectors, which the archived corruptions put back).
+    """
+    from django.db import connection
+
+    from graph import vectors
+    from graph.managers import ARCHIVED_FTS, LIVE_FTS
+    from graph.models import Entity
+    from graph.vector_manager import table_name
+
+    live = vectors.live_generation()
+    assert live is not None, "build the live vector index first"
+    gen, bits = live.generation, table_name(live.generation)
+    eid = Entity.objects.get(name=entity_name(corruption)).pk
+
+    def sql(query: str, params: Sequence[Any] | None = None) -> None:
+        with connection.cursor() as cur:
+            cur.execute(query, params or [])
+
+    def insert_vector(entity_id: int, blob: bytes, generation: int = gen) -> None:
+        sql(
+            "INSERT INTO graph_entityvector (generation, entity_id, text_hash, embedding,"
+            " created_at) VALUES (%s, %s, 'somehash', %s, '2026-01-01 00:00:00')",
+            [generation, entity_id, blob],
+        )
+        sql(
+            f"INSERT INTO {table_name(generation)} (rowid, coarse)"
+            " VALUES (%s, vec_quantize_binary(%s))",
+            [entity_id, blob],
+        )
+
+    if corruption == "delete-fts-row":
+        sql(f"DELETE FROM {LIVE_FTS} WHERE rowid = %s", [eid])
+    elif corruption == "change-fts-text":
+        sql(f"UPDATE {LIVE_FTS} SET body = 'tamper text' WHERE rowid = %s", [eid])
+    elif corruption == "live-row-for-archived":
+        sql(
+            f"INSERT INTO {LIVE_FTS} (rowid, head, body)"
+            f" SELECT rowid, head, body FROM {ARCHIVED_FTS} WHERE rowid = %s",
+            [eid],
+        )
+    elif corruption == "vector-for-archived":
+        insert_vector(eid, float_rows[eid])
+    elif corruption == "vector-for-missing":
+        insert_vector(MISSING_ID, float_rows[eid])
+        return [MISSING_ID]
+    elif corruption == "wrong-width-vector":
+        sql(
+            "UPDATE graph_entityvector SET embedding = substr(embedding, 1, %s)"
+            " WHERE generation = %s AND entity_id = %s",
+            [live.dimensions * 2, gen, eid],
+        )
+    elif corruption == "bits-missing":
+        sql(f"DELETE FROM {bits} WHERE rowid = %s", [eid])
+    elif corruption == "bits-disagree":
+        flipped = (-np.frombuffer(float_rows[eid], dtype=np.float32)).tobytes()
+        sql(f"DELETE FROM {bits} WHERE rowid = %s", [eid])
+        sql(
+            f"INSERT INTO {bits} (rowid, coarse) VALUES (%s, vec_quantize_binary(%s))",
+            [eid, flipped],
+        )
+    elif corruption == "bits-orphan":
+        sql(
+            f"INSERT INTO {bits} (rowid, coarse) VALUES (%s, vec_quantize_binary(%s))",
+            [MISSING_ID + 1, float_rows[eid]],
+        )
+        return [MISSING_ID + 1]
+    elif corruption == "stray-generation":
+        from graph.models import EntityVector
+
+        stray = gen + 50
+        EntityVector.objects.create_table(stray, live.dimensions)
+        insert_vector(eid, float_rows[eid], generation=stray)
+    elif corruption == "live-table-dropped":
+        sql(f"DROP TABLE {bits}")
+        return []
+    else:
+        raise ValueError(corruption)
+    return [eid]
+
+
+def live_float_rows() -> dict[int, bytes]:
+    from django.db import connection
+
+    from graph import vectors
+
+    live = vectors.live_generation()
+    assert live is not None
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT entity_id, embedding FROM graph_entityvector WHERE generation = %s",
+            [live.generation],
+        )
+        return {eid: bytes(blob) for eid, blob in cur.fetchall()}
+
+
+def main() -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ["DJANGO_SETTINGS_MODULE"] = "memesh_site.settings"
+    import django
+
+    django.setup()
+    from graph import vectors
+
+    seed(COMBINABLE)
+    report = vectors.embed_pending()
+    if report.error or report.skipped:
+        raise SystemExit(f"embedding failed: {report}")
+    floats = live_float_rows()
+    archive_where_needed(COMBINABLE)
+    expected: dict[str, list[int]] = {}
+    for corruption in COMBINABLE:
+        kind = EXPECTED_KIND[corruption]
+        expected.setdefault(kind, []).extend(corrupt(corruption, floats))
+    words = {entity_name(c): unique_word(c) for c in COMBINABLE}
+    sys.stdout.write(json.dumps({"expected": expected, "words": words}) + "\n")
+
+
+if __name__ == "__main__":
+    main()
