@@ -88,6 +88,41 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def process_tree(pid: int) -> list[int]:
+    """`pid` and its descendants (Linux /proc; just `pid` elsewhere)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo.extend(children.get(current, []))
+    return tree
+
+
+def peak_rss_mb(pid: int) -> dict[str, Any]:
+    """Peak resident memory (VmHWM) of the server and of each process it started, summed."""
+    peaks = []
+    for p in process_tree(pid):
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmHWM:"):
+                peaks.append(int(line.split()[1]) / 1024)
+    return {
+        "processes": len(peaks),
+        "sum_mb": round(sum(peaks), 1),
+        "max_mb": round(max(peaks, default=0), 1),
+    }
+
+
 def run_level(base: str, clients: int, bodies: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     latencies: list[float] = []
     failures = 0
@@ -163,6 +198,7 @@ def main() -> int:
                 for i in range(args.requests)
             ]
             report["remember"].append(run_level(base, c, bodies))
+        report["server_peak_rss"] = peak_rss_mb(server.pid)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -177,6 +213,8 @@ def main() -> int:
                     f"p50 {r['p50']:>6.2f}  p95 {r['p95']:>6.2f}  p99 {r['p99']:>6.2f} ms  "
                     f"non-200 {r['non_200']}"
                 )
+        rss = report["server_peak_rss"]
+        print(f"server peak RSS {rss['sum_mb']} MB over {rss['processes']} process(es)")
     return 0
 
 

@@ -3,6 +3,7 @@ first tool call's answer (which also waits for the background migration), over r
 
     .venv/bin/python bench/mcp_initialize.py            # 5 runs, fresh MEMESH_HOME each
     .venv/bin/python bench/mcp_initialize.py --runs 10 --embedder local
+    .venv/bin/python bench/mcp_initialize.py --json
 
 Printed, not asserted: the number depends on the machine. The default embedder is `local`,
 to show that loading a model never delays `initialize`.
@@ -82,6 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--embedder", default="local")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     args = parser.parse_args()
     inits: list[float] = []
     calls: list[float] = []
@@ -90,6 +92,25 @@ def main() -> None:
             init, call = one_run(Path(tmp) / "home", args.embedder)
         inits.append(init)
         calls.append(call)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "runs": args.runs,
+                    "embedder": args.embedder,
+                    **{
+                        label: {
+                            "median_ms": round(statistics.median(values) * 1000, 1),
+                            "min_ms": round(min(values) * 1000, 1),
+                            "max_ms": round(max(values) * 1000, 1),
+                        }
+                        for label, values in (("initialize", inits), ("first_recall", calls))
+                    },
+                },
+                indent=2,
+            )
+        )
+        return
     print(f"memesh mcp cold start, {args.runs} runs, embedder={args.embedder}, fresh database")
     for label, values in (("initialize", inits), ("first recall", calls)):
         print(

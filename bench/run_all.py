@@ -1,0 +1,664 @@
+"""Run every benchmark and regenerate docs/benchmarks.md, its plots and results.json.
+
+    .venv/bin/python bench/run_all.py                        # everything: ~25-30 min on 2 cores
+    .venv/bin/python bench/run_all.py --only http mcp        # re-run two sections, keep the rest
+    .venv/bin/python bench/run_all.py --quick --out "$TMPDIR/bench.md"   # smoke run
+
+Each section runs its benchmark script as a subprocess with `--json`, and returns a dict
+kept in docs/benchmarks/results.json (beside --out) with the machine, the code's commit and
+the command that reproduces it; `--only` re-runs some sections and keeps the others' results.
+The page is rendered from that file alone (bench/report_render.py), plots beside it as PNG.
+
+Seeded recall databases are cached under $MEMESH_BENCH_CACHE (default
+~/.cache/memesh-bench), keyed by size, seed, the recall bench's source and the migrations, so
+a re-run does not spend minutes seeding and embedding again; the seeding's own figures are
+kept beside each database and shown as such. --fresh ignores the cache.
+
+Full run on the 2-core reference machine, estimated: recall ~15 min with an empty cache (10k
+embedding ~4 min, 100k seeding ~2.5 min + 5k embedded), ~4 min cached; http ~2 min; mcp ~1
+min; import ~1.5 min; reindex ~1.5 min; writers ~2-4 min; quality ~2 min.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH = REPO / "bench"
+sys.path.insert(0, str(BENCH))
+
+import report_render  # noqa: E402
+
+PYTHON_SHOWN = ".venv/bin/python"
+MEASURED_CODE = ("graph", "memesh_site", "api")
+SECTIONS = report_render.SECTION_ORDER
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("MEMESH_BENCH_CACHE", "~/.cache/memesh-bench")).expanduser()
+
+
+@dataclass(frozen=True)
+class Sizes:
+    recall: tuple[int, ...]
+    recall_queries: int
+    embed_at_most: dict[int, int]
+    http_entities: int
+    http_requests: int
+    mcp_calls: int
+    mcp_recalls: int
+    mcp_cold_runs: int
+    import_entities: int
+    reindex_entities: dict[str, int]  # per embedder
+    writers: tuple[int, ...]
+    writer_count: int  # remember calls per writer process
+    quality_memories: str
+
+
+FULL = Sizes(
+    recall=(1_000, 10_000, 100_000),
+    recall_queries=300,
+    # 100k memories would take ~40 minutes to embed on 2 cores: embed 5k, synthesise the rest.
+    embed_at_most={100_000: 5_000},
+    http_entities=10_000,
+    http_requests=2_000,
+    mcp_calls=1_000,
+    mcp_recalls=300,
+    mcp_cold_runs=5,
+    import_entities=10_000,
+    reindex_entities={"local": 1_000, "deterministic": 10_000},
+    writers=(1, 2, 4, 8),
+    writer_count=300,
+    quality_memories="memories.jsonl",
+)
+QUICK = Sizes(
+    recall=(200, 1_000, 2_000),
+    recall_queries=20,
+    embed_at_most={1_000: 200, 2_000: 200},
+    http_entities=500,
+    http_requests=100,
+    mcp_calls=100,
+    mcp_recalls=50,
+    mcp_cold_runs=2,
+    import_entities=1_000,
+    reindex_entities={"local": 100, "deterministic": 1_000},
+    writers=(1, 2, 4, 8),
+    writer_count=50,
+    quality_memories="memories_handwritten.jsonl",
+)
+
+
+# --- running things ----------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    stdout: str
+    seconds: float
+    peak_rss_mb: float
+    returncode: int
+
+
+class Runner:
+    """Runs benchmark subprocesses; records each command, shown with portable paths."""
+
+    def __init__(self, verbose: bool, log_dir: Path) -> None:
+        self.verbose = verbose
+        self.log_dir = log_dir
+        self.steps: list[str] = []
+
+    def shown(self, args: list[str]) -> str:
+        out = []
+        for arg in args:
+            arg = arg.replace(sys.executable, PYTHON_SHOWN)
+            arg = arg.replace(str(cache_dir()), "$MEMESH_BENCH_CACHE")
+            arg = arg.replace(str(REPO) + os.sep, "")
+            out.append(arg)
+        return " ".join(out)
+
+    def run(self, args: list[str], env: dict[str, str] | None = None, check: bool = True) -> Run:
+        """Run `args` from the repository root; its stderr goes to a log (or through, -v)."""
+        self.steps.append(self.shown(args))
+        log = self.log_dir / f"step-{len(self.steps)}.log"
+        with log.open("wb") as err:
+            start = time.perf_counter()
+            proc = subprocess.Popen(
+                args,
+                cwd=REPO,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=None if self.verbose else err,
+            )
+            assert proc.stdout is not None
+            stdout = proc.stdout.read().decode()
+            # wait4, not wait: its rusage gives this child's peak RSS (ru_maxrss, KiB on Linux).
+            _, status, usage = os.wait4(proc.pid, 0)
+            seconds = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        if check and code != 0:
+            tail = log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"`{self.shown(args)}` exited {code}: {tail}")
+        return Run(stdout, round(seconds, 2), round(usage.ru_maxrss / 1024, 1), code)
+
+    def json(self, args: list[str], env: dict[str, str] | None = None) -> Any:
+        return json.loads(self.run(args, env).stdout)
+
+
+def scrub(value: Any) -> Any:
+    """`value` with this machine's paths (interpreter, cache, repository, temp, home) replaced,
+    so nothing machine-specific lands in the repository's results.json."""
+    if isinstance(value, dict):
+        return {k: scrub(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    if not isinstance(value, str):
+        return value
+    for path, shown in (
+        (sys.executable, PYTHON_SHOWN),
+        (str(cache_dir()), "$MEMESH_BENCH_CACHE"),
+        (str(REPO) + os.sep, ""),
+        (str(REPO), "."),
+        (tempfile.gettempdir(), "$TMP"),
+        (str(Path.home()), "~"),
+    ):
+        value = value.replace(path, shown)
+    return value
+
+
+def memesh_env(home: Path, embedder: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMESH_")}
+    env.update(
+        MEMESH_HOME=str(home),
+        MEMESH_EMBEDDER=embedder,
+        MEMESH_SECRET_KEY="memesh-bench-not-secret",
+        MEMESH_CELERY_EAGER="false",
+        DJANGO_SETTINGS_MODULE="memesh_site.settings",
+    )
+    return env
+
+
+def script(name: str, *args: Any) -> list[str]:
+    return [sys.executable, str(BENCH / name), *map(str, args)]
+
+
+def memesh(*args: Any) -> list[str]:
+    return [sys.executable, "-m", "memesh_site.cli", *map(str, args)]
+
+
+# --- sections ----------------------------------------------------------------------------------
+
+
+def _fingerprint(*paths: Path) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        for f in files:
+            digest.update(f.name.encode())
+            digest.update(f.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def recall_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
+    key = _fingerprint(BENCH / "recall_bench.py", REPO / "graph" / "migrations")
+    out = []
+    for n in sizes.recall:
+        at_most = sizes.embed_at_most.get(n)
+        home = cache_dir() / f"recall-{n}-seed1-embed{at_most or 'all'}-{key}"
+        db, seeding_file = home / "knowledge-graph.db", home / "seeding.json"
+        cached = db.exists() and seeding_file.exists() and not fresh
+        if not cached:
+            shutil.rmtree(home, ignore_errors=True)  # a half-seeded database is not reused
+            home.mkdir(parents=True)
+        args = script(
+            "recall_bench.py",
+            "--entities",
+            n,
+            "--queries",
+            sizes.recall_queries,
+            "--db",
+            db,
+            "--json",
+            "--embedder",
+            "local",
+        )
+        if at_most:
+            args += ["--embed-at-most", str(at_most)]
+        if cached:
+            args.append("--reuse")
+        run = runner.run(args)
+        bench = json.loads(run.stdout)
+        bench.pop("db_path", None)  # a path on this machine
+        if not cached:
+            seeding = {
+                "remember": bench["remember"],
+                "backfill": bench["backfill"],
+                "commit": bench["machine"]["commit"],
+                "date": bench["machine"]["date"],
+            }
+            seeding_file.write_text(json.dumps(seeding, indent=2))
+        else:
+            seeding = json.loads(seeding_file.read_text())
+        out.append(
+            {
+                "entities": n,
+                "bench": bench,
+                "peak_rss_mb": run.peak_rss_mb,
+                "seconds": run.seconds,
+                "cached": cached,
+                "seeding": seeding,
+            }
+        )
+    return {"sizes": out, "queries_per_size": sizes.recall_queries}
+
+
+def http_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
+    data = runner.json(
+        script(
+            "http_bench.py",
+            "--entities",
+            sizes.http_entities,
+            "--requests",
+            sizes.http_requests,
+            "--json",
+        )
+    )
+    return {**data, "requests_per_level": sizes.http_requests}
+
+
+def mcp_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
+    calls = runner.json(
+        script("mcp_bench.py", "--calls", sizes.mcp_calls, "--recalls", sizes.mcp_recalls, "--json")
+    )
+    cold = runner.json(
+        script("mcp_initialize.py", "--runs", sizes.mcp_cold_runs, "--embedder", "local", "--json")
+    )
+    return {"tool_calls": calls, "cold_start": cold}
+
+
+def import_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
+    return runner.json(script("bundle_roundtrip.py", "--entities", sizes.import_entities, "--json"))
+
+
+def reindex_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
+    from bundle_roundtrip import synthetic_bundle
+
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="memesh-reindex-bench-") as tmp:
+        for embedder, n in sizes.reindex_entities.items():
+            home = Path(tmp) / embedder
+            home.mkdir()
+            bundle = Path(tmp) / f"bundle-{n}.json"
+            if not bundle.exists():
+                synthetic_bundle(bundle, n, seed=7)
+            runner.steps.append(
+                f"# {bundle.name}: synthetic_bundle(path, {n}, seed=7) of bench/bundle_roundtrip.py"
+            )
+            # Imported with no embedder, so the reindex embeds every memory itself.
+            runner.run(memesh("migrate", "--verbosity", "0"), memesh_env(home, "none"))
+            runner.run(memesh("import", bundle, "--merge", "skip"), memesh_env(home, "none"))
+            run = runner.run(memesh("reindex", "--json"), memesh_env(home, embedder))
+            # The same process start-up (Python, Django, the database) with nothing to embed.
+            idle = runner.run(
+                memesh("reindex", "--discard-generation", "--json"), memesh_env(home, embedder)
+            )
+            runs.append(
+                {
+                    "embedder": embedder,
+                    "entities": n,
+                    "seconds": run.seconds,
+                    "startup_seconds": idle.seconds,
+                    "peak_rss_mb": run.peak_rss_mb,
+                    "result": json.loads(run.stdout),
+                }
+            )
+    return {"runs": runs}
+
+
+# What bench/multiprocess_writers.py prints with --json may name its figures in more than one
+# way while it is being written; these are read, first found wins.
+WRITER_KEYS = {
+    "per_second": ("remembers_per_second", "per_second", "throughput", "ops_per_second"),
+    "p50": ("p50_ms", "p50"),
+    "p95": ("p95_ms", "p95"),
+    "p99": ("p99_ms", "p99"),
+    "operations": ("remembers", "operations", "writes", "count"),
+    "seconds": ("seconds",),
+    "errors": ("errors", "lock_errors", "failures"),
+}
+
+
+def _writer_level(raw: dict[str, Any], writers: int) -> dict[str, Any]:
+    flat = {**raw, **(raw.get("latency_ms") or {}), **(raw.get("latency") or {})}
+    level: dict[str, Any] = {"writers": raw.get("writers", writers)}
+    for name, keys in WRITER_KEYS.items():
+        level[name] = next((flat[k] for k in keys if isinstance(flat.get(k), (int, float))), None)
+    return level
+
+
+def writers_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
+    if not (BENCH / "multiprocess_writers.py").exists():
+        return {"levels": [], "note": "Not measured: bench/multiprocess_writers.py is missing."}
+    data = runner.json(
+        script(
+            "multiprocess_writers.py",
+            "--writers",
+            *sizes.writers,
+            "--count",
+            sizes.writer_count,
+            "--json",
+        )
+    )
+    rows = data.get("runs") or data.get("levels") or []
+    levels = [_writer_level(row, row.get("writers", 0)) for row in rows]
+    return {
+        "levels": levels,
+        "embedder": data.get("embedder"),
+        "count_per_writer": data.get("count_per_writer", sizes.writer_count),
+        "load_average_at_end": data.get("load_average_at_end"),
+    }
+
+
+def quality_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
+    # Exit code 1 means the two query orders disagreed: a finding to show, not a crash.
+    run = runner.run(
+        script("quality_eval.py", "--json", "--memories", sizes.quality_memories), check=False
+    )
+    if run.returncode not in (0, 1):
+        raise RuntimeError(f"quality_eval.py exited {run.returncode}")
+    return {**json.loads(run.stdout), "memories_file": sizes.quality_memories}
+
+
+SECTION_FUNCS: dict[str, Callable[[Sizes, Runner, bool], dict[str, Any]]] = {
+    "recall": recall_section,
+    "http": http_section,
+    "mcp": mcp_section,
+    "import": import_section,
+    "reindex": reindex_section,
+    "writers": writers_section,
+    "quality": quality_section,
+}
+
+
+# --- facts about the machine and the code ------------------------------------------------------
+
+
+def _git(*args: str) -> str:
+    try:
+        out = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
+    except OSError:
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def git_commit() -> str:
+    """Short HEAD, with +changes when the measured code differs from it."""
+    head = _git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = _git("status", "--porcelain", "--untracked-files=no", "--", *MEASURED_CODE)
+    return head + ("+changes" if dirty else "")
+
+
+def _proc_field(path: str, name: str) -> str | None:
+    try:
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(name):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def machine() -> dict[str, Any]:
+    mem_kb = _proc_field("/proc/meminfo", "MemTotal")
+    try:
+        import pysqlite3.dbapi2 as sqlite3  # the driver memesh runs on (DESIGN §10)
+
+        driver = "pysqlite3"
+    except ImportError:
+        import sqlite3
+
+        driver = "sqlite3"
+    try:
+        vec = importlib.metadata.version("sqlite-vec")
+    except importlib.metadata.PackageNotFoundError:
+        vec = None
+    return {
+        "cpu_model": _proc_field("/proc/cpuinfo", "model name") or platform.processor() or None,
+        "cores": os.cpu_count(),
+        "ram_gb": round(int(mem_kb.split()[0]) / 2**20, 1) if mem_kb else None,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "driver": driver,
+        "sqlite_vec": vec,
+    }
+
+
+# --- plots -------------------------------------------------------------------------------------
+
+
+def make_plots(results: dict[str, Any], plot_dir: Path) -> None:
+    """One PNG per section that has figures to draw; names stored in the section."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    makers = {
+        "recall": plot_recall,
+        "http": plot_http,
+        "writers": plot_writers,
+        "quality": plot_quality,
+    }
+    for name, maker in makers.items():
+        section = results["sections"].get(name)
+        if not section or section.get("error"):
+            continue
+        fig = maker(plt, section["data"])
+        if fig is None:
+            section["plots"] = []
+            continue
+        filename = f"{name}.png"
+        fig.savefig(plot_dir / filename, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        section["plots"] = [filename]
+
+
+def plot_recall(plt: Any, data: dict[str, Any]) -> Any:
+    sizes = data["sizes"]
+    if not sizes:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    xs = [s["entities"] for s in sizes]
+    for ax, kind, title in ((axes[0], "recall", "keyword"), (axes[1], "hybrid", "hybrid")):
+        for colour, words in enumerate(report_render.QUERY_SIZES):
+            for pct, style in (("p50", "-o"), ("p95", ":")):
+                ys = []
+                for s in sizes:
+                    rows = {r["words"]: r for r in s["bench"].get(kind) or []}
+                    ys.append(rows[words]["recall"][pct] if words in rows else float("nan"))
+                ax.plot(xs, ys, style, color=f"C{colour}", label=f"{words}-word {pct}")
+        ax.set_xscale("log")
+        ax.set_xticks(xs, [report_render.size_label(x) for x in xs])
+        ax.minorticks_off()
+        ax.set_xlabel("memories")
+        ax.set_title(f"{title} recall latency")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("ms")
+    axes[1].legend(fontsize=7)
+    return fig
+
+
+def plot_http(plt: Any, data: dict[str, Any]) -> Any:
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for kind in ("recall", "remember"):
+        rows = data.get(kind, [])
+        clients = [r["clients"] for r in rows]
+        axes[0].plot(clients, [r["per_second"] for r in rows], "-o", label=kind)
+        axes[1].plot(clients, [r["p99"] for r in rows], "-o", label=f"{kind} p99")
+        axes[1].plot(clients, [r["p50"] for r in rows], ":", label=f"{kind} p50")
+    axes[0].set_title("requests/s")
+    axes[1].set_title("latency (ms)")
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(clients, [str(c) for c in clients])
+        ax.minorticks_off()
+        ax.set_xlabel("concurrent clients")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    return fig
+
+
+def plot_writers(plt: Any, data: dict[str, Any]) -> Any:
+    levels = [r for r in data.get("levels", []) if r.get("per_second") is not None]
+    if not levels:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    xs = [r["writers"] for r in levels]
+    axes[0].plot(xs, [r["per_second"] for r in levels], "-o")
+    axes[0].set_title("remembers/s, all writers")
+    axes[1].plot(xs, [r.get("p99") or float("nan") for r in levels], "-o", label="p99")
+    axes[1].plot(xs, [r.get("p50") or float("nan") for r in levels], ":", label="p50")
+    axes[1].set_title("write latency (ms)")
+    axes[1].legend(fontsize=8)
+    for ax in axes:
+        ax.set_xlabel("writer processes")
+        ax.grid(alpha=0.3)
+    return fig
+
+
+def plot_quality(plt: Any, data: dict[str, Any]) -> Any:
+    results = data.get("results", {})
+    if not results:
+        return None
+    groups = list(next(iter(results.values()))["groups"])
+    fig, ax = plt.subplots(figsize=(10, 4))
+    width = 0.8 / len(results)
+    for i, (strategy, result) in enumerate(results.items()):
+        values = [result["groups"][g]["forward"]["hit@5"] for g in groups]
+        ax.bar([x + i * width for x in range(len(groups))], values, width, label=strategy)
+    ax.set_xticks([x + width * (len(results) - 1) / 2 for x in range(len(groups))], groups)
+    ax.set_ylabel("hit@5")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("retrieval quality by query kind")
+    ax.legend(fontsize=8)
+    return fig
+
+
+# --- main --------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        choices=SECTIONS,
+        metavar="SECTION",
+        help=f"run only these sections, keep the others' results ({', '.join(SECTIONS)})",
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=REPO / "docs" / "benchmarks.md",
+        help="the markdown page (docs/benchmarks.md); results.json and the plots "
+        "go to a directory named after it (docs/benchmarks/)",
+    )
+    ap.add_argument("--fresh", action="store_true", help="seed again, ignoring cached databases")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="run nothing: re-render the page and plots from results.json",
+    )
+    ap.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="pass the benchmarks' progress output (stderr) through",
+    )
+    return ap.parse_args(argv)
+
+
+def command_for(name: str, args: argparse.Namespace) -> str:
+    parts = [PYTHON_SHOWN, "bench/run_all.py", "--only", name]
+    if args.quick:
+        parts.append("--quick")
+    out = args.out.resolve()
+    default = (REPO / "docs" / "benchmarks.md").resolve()
+    if out != default:
+        parts += ["--out", "OUT.md"]
+    return " ".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    out = args.out.resolve()
+    data_dir = out.with_suffix("")
+    data_dir.mkdir(parents=True, exist_ok=True)
+    results_file = data_dir / "results.json"
+    results: dict[str, Any] = (
+        json.loads(results_file.read_text()) if results_file.exists() else {"sections": {}}
+    )
+    sizes = QUICK if args.quick else FULL
+    failed = []
+    if not args.render_only:
+        cache_dir().mkdir(parents=True, exist_ok=True)
+        for name in args.only or SECTIONS:
+            print(
+                f"[run_all] {name}: running{' (quick)' if args.quick else ''}…",
+                file=sys.stderr,
+                flush=True,
+            )
+            section: dict[str, Any] = {
+                "quick": args.quick,
+                "date": date.today().isoformat(),
+                "machine": machine(),
+                "commit": git_commit(),
+                "command": command_for(name, args),
+            }
+            started = time.perf_counter()
+            with tempfile.TemporaryDirectory(prefix="memesh-run-all-") as logs:
+                runner = Runner(args.verbose, Path(logs))
+                try:
+                    section["data"] = SECTION_FUNCS[name](sizes, runner, args.fresh)
+                except Exception as exc:  # a failed section is reported, the others still run
+                    section["error"] = f"{type(exc).__name__}: {exc}"[:3000]
+                    failed.append(name)
+            section["seconds"] = round(time.perf_counter() - started, 1)
+            section["steps"] = runner.steps
+            if section["commit"] != git_commit():
+                section["commit"] += " (changed during the run)"
+            results["sections"][name] = scrub(section)
+            status = "FAILED: " + section["error"][:300] if "error" in section else "done"
+            print(
+                f"[run_all] {name}: {status} in {section['seconds']:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+            # Written after every section, so a crash later keeps what was measured.
+            results_file.write_text(json.dumps(results, indent=2) + "\n")
+    make_plots(results, data_dir)
+    results_file.write_text(json.dumps(results, indent=2) + "\n")
+    out.write_text(report_render.render(results, plot_dir=data_dir.name))
+    print(f"[run_all] wrote {out} and {data_dir}/", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
