@@ -22,7 +22,7 @@ from typing import Any
 
 from a2wsgi import WSGIMiddleware
 
-from memesh_site import lifecycle, mcp_http, remote_auth
+from memesh_site import lifecycle, mcp_http, rate_limit, remote_auth
 from memesh_site.env import envint
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
@@ -69,7 +69,9 @@ class MemeshApplication:
         from graph.project import project_id
 
         self.django_app = django_app
-        self.stateless = envint(WORKERS_ENV, 1) > 1
+        workers = envint(WORKERS_ENV, 1)
+        self.stateless = workers > 1
+        self.limiter = rate_limit.configured_limiter(workers)
         # The session's bound project is the directory `memesh serve` was started in.
         self.mcp = StreamableHTTPSessionManager(
             app=build_server(project=project_id()),
@@ -88,7 +90,17 @@ class MemeshApplication:
                 self.mcp_running = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # A remote listener's bearer check, before the body is read or Django / MCP see it.
+        # The rate limit, then a remote listener's bearer check: both before the body is read
+        # or Django / MCP see the request.
+        if (
+            self.limiter is not None
+            and scope["type"] == "http"
+            and remote_auth.is_protected(scope.get("path", ""))
+        ):
+            wait = self.limiter.retry_after(rate_limit.client_address(scope))
+            if wait > 0:
+                await rate_limit.reject(send, wait)
+                return
         rejection = remote_auth.challenge(scope)
         if rejection is not None:
             await remote_auth.reject(scope, rejection, send)

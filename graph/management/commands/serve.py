@@ -24,7 +24,8 @@ from memesh_site.remote_auth import is_loopback
 
 API_PATH = "/v1"
 DOCS_PATH = "/v1/docs"
-DASHBOARD_PATH = "/dashboard"
+REVIEW_PATH = "/review/"
+ADMIN_PATH = "/admin/"
 MCP_PATH = "/mcp"
 WORKERS_ENV = "MEMESH_HTTP_WORKERS"
 # Two processes use both cores of a small machine for concurrent clients (one process serves
@@ -155,7 +156,7 @@ class Command(BaseCommand):
         lines = [
             f"memesh {settings.VERSION} serving {base}{API_PATH} (db: {db})",
             f"API docs: {base}{DOCS_PATH}",
-            f"Dashboard: {base}{DASHBOARD_PATH}",
+            f"Review dream proposals: {base}{REVIEW_PATH} (admin: {base}{ADMIN_PATH})",
             f"MCP (streamable HTTP): {base}{MCP_PATH}",
             f"{workers} server process{'es' if workers > 1 else ''}",
         ]
