@@ -6,8 +6,9 @@
 
 1. Seeds N memories (bench/recall_bench.py's corpus) through the service layer into a fresh
    database, and with an embedder builds their vectors.
-2. Starts `memesh serve --no-worker` on a free loopback port against that database.
-3. For 1, 4 and 16 concurrent clients (threads, one keep-alive connection each), sends
+2. Starts `memesh serve --no-worker [--workers N]` on a free loopback port against that
+   database.
+3. For 1, 4 and 16 concurrent clients (processes, one keep-alive connection each), sends
    recall requests (1-, 3- and 8-word queries mixed) and then remember requests (new names)
    for a fixed number of requests per level, and prints requests/s and p50/p95/p99 latency,
    with the count of non-200 answers.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import random
 import socket
@@ -25,7 +27,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--entities", type=int, default=10_000)
     ap.add_argument("--requests", type=int, default=2000, help="requests per level and kind")
     ap.add_argument("--embedder", default="none", help="none (default) or local")
+    ap.add_argument(
+        "--workers", type=int, default=None, help="server processes (default: serve's own)"
+    )
     ap.add_argument("--json", action="store_true")
     return ap.parse_args()
 
@@ -123,33 +127,41 @@ def peak_rss_mb(pid: int) -> dict[str, Any]:
     }
 
 
+def _client(base: str, work: list[tuple[str, dict[str, Any]]], start: Any, out: Any) -> None:
+    """One client process: its own keep-alive connection, released with the others."""
+    mine: list[float] = []
+    bad = 0
+    with httpx.Client(base_url=base, timeout=30) as http:
+        http.get("/v1/health")  # connect before the clock starts
+        start.wait()
+        for route, body in work:
+            t0 = time.perf_counter()
+            response = http.post(f"/v1/{route}", json=body)
+            mine.append(time.perf_counter() - t0)
+            bad += response.status_code != 200
+    out.put((mine, bad))
+
+
 def run_level(base: str, clients: int, bodies: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    latencies: list[float] = []
-    failures = 0
-    lock = threading.Lock()
-    share = [bodies[i::clients] for i in range(clients)]
-
-    def client(work: list[tuple[str, dict[str, Any]]]) -> None:
-        nonlocal failures
-        mine: list[float] = []
-        bad = 0
-        with httpx.Client(base_url=base, timeout=30) as http:
-            for route, body in work:
-                t0 = time.perf_counter()
-                response = http.post(f"/v1/{route}", json=body)
-                mine.append(time.perf_counter() - t0)
-                bad += response.status_code != 200
-        with lock:
-            latencies.extend(mine)
-            failures += bad
-
-    threads = [threading.Thread(target=client, args=(w,)) for w in share]
+    """Each client is a process of its own, as agents are: client threads in one process would
+    queue on that process's GIL and be measured instead of the server."""
+    ctx = multiprocessing.get_context("spawn")
+    start, out = ctx.Event(), ctx.Queue()
+    procs = [
+        ctx.Process(target=_client, args=(base, bodies[i::clients], start, out))
+        for i in range(clients)
+    ]
+    for p in procs:
+        p.start()
+    time.sleep(0.5)  # let every client connect
     started = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    start.set()
+    results = [out.get(timeout=600) for _ in procs]
     elapsed = time.perf_counter() - started
+    for p in procs:
+        p.join(timeout=60)
+    latencies = [x for mine, _ in results for x in mine]
+    failures = sum(bad for _, bad in results)
     ms = sorted(x * 1000 for x in latencies)
     q = statistics.quantiles(ms, n=100)
     return {
@@ -170,7 +182,8 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
-        [sys.executable, "-m", "memesh_site.cli", "serve", "--port", str(port), "--no-worker"],
+        [sys.executable, "-m", "memesh_site.cli", "serve", "--port", str(port), "--no-worker"]
+        + (["--workers", str(args.workers)] if args.workers else []),
         cwd=REPO,
         env=env(home, args.embedder),
         stdout=subprocess.DEVNULL,
@@ -185,7 +198,12 @@ def main() -> int:
             except httpx.TransportError:
                 time.sleep(0.2)
         corpus, rng = Corpus(1, args.entities), random.Random(7)
-        report: dict[str, Any] = {"entities": args.entities, "embedder": args.embedder}
+        report: dict[str, Any] = {
+            "entities": args.entities,
+            "embedder": args.embedder,
+            "workers": args.workers or "default",
+            "clients": "processes",
+        }
         recall_bodies = [
             ("recall", {"query": corpus.query(rng.choice((1, 3, 8)), rng)})
             for _ in range(args.requests)
