@@ -106,34 +106,39 @@ ANSWERED: list[tuple[str, object, str, str | None]] = [
 ]
 
 # Frames that are not readable JSON-RPC requests (bad JSON, wrong types, responses the server
-# never asked for, notifications). JSON-RPC 2.0 says a parse error or an invalid request should
-# be answered with id null; the SDK's stdio transport (mcp 2.3.0) logs and drops them instead —
-# reported, not asserted here. What is asserted: no crash, no hang, no answer that is a success.
-UNREADABLE = [
-    "{not json",
-    "",
-    "   ",
-    "null",
-    "[]",
-    "42",
-    '"a string"',
-    "[1, 2]",
-    "\x00\x01\x02",
-    '{"jsonrpc":"2.0"}',
-    '{"jsonrpc":"1.0","id":101,"method":"ping"}',
-    '{"id":102,"method":"ping"}',
-    '{"jsonrpc":"2.0","id":103,"method":5}',
-    '{"jsonrpc":"2.0","id":{"an":"object"},"method":"ping"}',
-    '{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
-    '{"jsonrpc":"2.0","id":104,"method":"tools/list","params":[]}',
+# never asked for, notifications), each with the answer JSON-RPC 2.0 asks for: (id, code) of an
+# error, or None for no answer at all (blank lines, responses, notifications).
+PARSE, INVALID = -32700, -32600
+UNREADABLE: list[tuple[str, tuple[object, int] | None]] = [
+    ("{not json", (None, PARSE)),
+    ("", None),
+    ("   ", None),
+    ("null", (None, INVALID)),
+    ("[]", (None, INVALID)),
+    ("42", (None, INVALID)),
+    ('"a string"', (None, INVALID)),
+    ("[1, 2]", (None, INVALID)),
+    ("\x00\x01\x02", (None, PARSE)),
+    ('{"jsonrpc":"2.0"}', (None, INVALID)),
+    ('{"jsonrpc":"1.0","id":101,"method":"ping"}', (101, INVALID)),
+    ('{"id":102,"method":"ping"}', (102, INVALID)),
+    ('{"jsonrpc":"2.0","id":103,"method":5}', (103, INVALID)),
+    # The SDK reads a message whose id is unusable (an object, a float, null) as a
+    # notification, which is owed no answer.
+    ('{"jsonrpc":"2.0","id":{"an":"object"},"method":"ping"}', None),
+    ('{"jsonrpc":"2.0","id":1e400,"method":"ping"}', None),
+    ('{"jsonrpc":"2.0","id":104,"method":"tools/list","params":[]}', (104, INVALID)),
     # A lone surrogate escape: pydantic's JSON parser rejects the whole line.
-    _call(105, {"name": "recall", "arguments": {"query": "\\ud800"}}).replace("\\\\", "\\"),
-    '{"jsonrpc":"2.0","id":106,"result":{}}',
-    '{"jsonrpc":"2.0","id":107,"error":{"code":1,"message":"x"}}',
-    '{"jsonrpc":"2.0","id":null,"method":"ping"}',
-    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nope"}}',
-    '{"jsonrpc":"2.0","method":"no/such/notification"}',
-    "[" + ",".join(['{"jsonrpc":"2.0","id":108,"method":"ping"}'] * 3) + "]",  # a batch
+    (
+        _call(105, {"name": "recall", "arguments": {"query": "\\ud800"}}).replace("\\\\", "\\"),
+        (105, INVALID),
+    ),
+    ('{"jsonrpc":"2.0","id":106,"result":{}}', None),
+    ('{"jsonrpc":"2.0","id":107,"error":{"code":1,"message":"x"}}', None),
+    ('{"jsonrpc":"2.0","id":null,"method":"ping"}', None),
+    ('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nope"}}', None),
+    ('{"jsonrpc":"2.0","method":"no/such/notification"}', None),
+    ("[" + ",".join(['{"jsonrpc":"2.0","id":108,"method":"ping"}'] * 3) + "]", (None, INVALID)),
 ]
 
 
@@ -153,6 +158,7 @@ class StdioServer:
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.answers: dict[Any, dict[str, Any]] = {}
+        self.arrived: list[dict[str, Any]] = []  # every message, in order
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -175,6 +181,7 @@ class StdioServer:
             assert message.get("jsonrpc") == "2.0", message
             assert "id" in message, message  # the server sends no requests or notifications
             self.answers[message["id"]] = message
+            self.arrived.append(message)
         return self.answers[request_id]
 
     def request(self, request_id: object, method: str, params: object = None) -> dict[str, Any]:
@@ -220,13 +227,24 @@ def test_junk_frames_get_errors_and_the_server_keeps_serving(server: StdioServer
     assert server.request("init", "initialize", INITIALIZE["params"])["result"]
     server.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
 
-    for n, line in enumerate(UNREADABLE):
+    for n, (line, expected) in enumerate(UNREADABLE):
+        seen = len(server.arrived)
         server.send(line)
         assert server.request(f"ping-{n}", "ping") == {
             "jsonrpc": "2.0",
             "id": f"ping-{n}",
             "result": {},
         }
+        # Answers arrive in order: whatever came before the ping's answer answered the line.
+        before_ping = server.arrived[seen:-1]
+        if expected is None:
+            assert before_ping == [], (line, before_ping)
+        else:
+            assert [(m["id"], m["error"]["code"]) for m in before_ping] == [expected], (
+                line,
+                before_ping,
+            )
+            assert before_ping[0]["error"]["message"]
     for line, _, _, _ in ANSWERED:
         server.send(line)
     server.send(json.dumps({"jsonrpc": "2.0", "id": HUGE_ID, "method": "ping"}))
@@ -240,9 +258,6 @@ def test_junk_frames_get_errors_and_the_server_keeps_serving(server: StdioServer
         else:
             body = _in_band_error(answer)
             assert code is None or body["errorCode"] == code, (request_id, body)
-    # Nothing unreadable was answered as if it had worked (an error answer would be welcome).
-    for request_id in range(101, 109):
-        assert "result" not in server.answers.get(request_id, {}), server.answers[request_id]
 
     # After all that, the tools still work.
     arguments = {"name": "after-junk", "type": "note", "observations": ["survived the fuzzing"]}

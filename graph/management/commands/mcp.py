@@ -86,12 +86,11 @@ class Command(BaseCommand):
 
 
 async def serve_stdio(migrate: bool) -> None:
-    from mcp.server.stdio import stdio_server
-
     from api.mcp_server import build_server
+    from api.mcp_stdio import stdio_transport
     from graph.project import project_id
 
     gate = MigrationGate(migrate)
     server = build_server(project=project_id(), ready=gate.wait)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_transport() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
