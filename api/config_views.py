@@ -100,7 +100,9 @@ OPENAPI_MODELS: list[tuple[type[BaseModel], Literal["validation", "serialization
 
 MASKED_CONFIG: dict[str, Any] = {
     "type": "object",
-    "description": "The stored configuration after the update, every key masked as ***.",
+    "description": "The stored configuration after the update, every key masked as ***; "
+    "with `reindexTaskId` when the embedder changed (a background reindex was queued: "
+    "GET /v1/tasks/<id>).",
 }
 
 

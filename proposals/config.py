@@ -253,6 +253,7 @@ def config_update(payload: object) -> dict[str, Any]:
     update = _parse_update(payload)
     with _locked():
         config = config_load()
+        embedder_before = config.get("embedder")
         for name in update.model_fields_set:
             value = getattr(update, name)
             if value is None:
@@ -267,6 +268,12 @@ def config_update(payload: object) -> dict[str, Any]:
                 config[name] = value
         _save(config)
     masked: dict[str, Any] = config_masked(config)
+    if config.get("embedder") != embedder_before:
+        # Vectors of another embedder are never searched: rebuild them in the background
+        # (`memesh reindex` is the synchronous twin; GET /v1/tasks/<id> reports on this one).
+        from proposals.services import task_run_enqueue
+
+        masked["reindexTaskId"] = task_run_enqueue(kind="reindex", params={}).task_id
     return masked
 
 

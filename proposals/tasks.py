@@ -1,6 +1,7 @@
-"""Celery tasks of the dream workflow: thin transports that take a TaskRun id, run the same
-function as the synchronous CLI twin (`memesh dream run|patterns|conflicts`), and record the
-outcome on the TaskRun (GET /v1/tasks/<id> reads it; memesh keeps no result backend)."""
+"""Celery tasks recorded as TaskRuns: thin transports that take a TaskRun id, run the same
+function as the synchronous CLI twin (`memesh dream run|patterns|conflicts`, `memesh reindex`),
+and record the outcome on the TaskRun (GET /v1/tasks/<id> reads it; memesh keeps no result
+backend). Embedding backfill is graph.tasks.embed_pending_task (`memesh embed`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from celery import Task
 
+from graph import reindex
 from memesh_site.celery import app
 from proposals import conflicts, dreamer, patterns
 from proposals.services import task_run_execute
@@ -15,6 +17,7 @@ from proposals.services import task_run_execute
 KIND_RUN = "dream_run"
 KIND_PATTERNS = "dream_patterns"
 KIND_CONFLICTS = "dream_conflicts"
+KIND_REINDEX = "reindex"
 
 
 def _run(params: dict[str, Any]) -> dict[str, Any]:
@@ -27,6 +30,16 @@ def _patterns(params: dict[str, Any]) -> dict[str, Any]:
 
 def _conflicts(params: dict[str, Any]) -> dict[str, Any]:
     return conflicts.dream_conflicts(**params)
+
+
+def _reindex(params: dict[str, Any]) -> dict[str, Any]:
+    return reindex.reindex_all().as_json()
+
+
+@app.task(ignore_result=True)
+def reindex_task(task_id: str) -> None:
+    """`memesh reindex`, on the worker (queued when the embedder setting changes)."""
+    task_run_execute(task_id, _reindex)
 
 
 @app.task(ignore_result=True)
@@ -51,4 +64,5 @@ TASKS_BY_KIND: dict[str, Task] = {
     KIND_RUN: dream_run_task,
     KIND_PATTERNS: dream_patterns_task,
     KIND_CONFLICTS: dream_conflicts_task,
+    KIND_REINDEX: reindex_task,
 }

@@ -12,6 +12,7 @@ import pytest
 from graph.embedding.config import load_config
 from proposals.config import config_load, config_update
 from tests.fakes.llm_servers import FakeLLMServer
+from tests.helpers import remember
 from tests.rest import assert_error, assert_json, post_json
 
 pytestmark = pytest.mark.django_db
@@ -152,6 +153,24 @@ def test_a_write_is_seen_by_the_embedder_configuration(client, monkeypatch) -> N
     for provider in ("ollama", "local", "openai", "none", "local"):
         data(post_json(client, "config", {"embedder": provider}))
         assert load_config().provider == provider
+
+
+def test_an_embedder_change_queues_a_reindex_task(
+    client, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    """Vectors of another embedder are never searched: a change queues their rebuild (eager
+    in tests, so it has run by the time the answer arrives)."""
+    monkeypatch.delenv("MEMESH_EMBEDDER", raising=False)
+    remember("reindexed-note", "a memory to embed again")
+    with django_capture_on_commit_callbacks(execute=True):
+        first = data(post_json(client, "config", {"embedder": "local"}))
+    unchanged = data(post_json(client, "config", {"embedder": "local", "language": "de"}))
+
+    assert "reindexTaskId" not in unchanged
+    task = client.get(f"/v1/tasks/{first['reindexTaskId']}").json()["data"]
+    assert task["status"] == "succeeded", task
+    assert task["result"]["complete"] is True
+    assert task["result"]["embedded"] >= 1
 
 
 # --- POST /v1/config/test ----------------------------------------------------------------------
