@@ -380,7 +380,7 @@ def render_http(data: dict[str, Any]) -> list[str]:
     ]
     out = [
         f"{fmt(data.get('entities'))} memories seeded, embedder `{data.get('embedder')}`; each "
-        "client a thread with one keep-alive connection.",
+        "client a process with one keep-alive connection (the standard library's http.client).",
         "",
     ]
     out += table(
