@@ -1,7 +1,7 @@
 """ASGI entry point: MCP streamable HTTP at /mcp, Django (in a thread pool) for everything else.
 
-Django's own ASGI handler runs every sync view on one shared thread; a2wsgi's pool lets
-requests proceed in parallel (SQLite WAL serves concurrent readers).
+Django's own ASGI handler runs every sync view on one shared thread; memesh_site/wsgi_bridge.py
+runs them on a pool, so requests proceed in parallel (SQLite WAL serves concurrent readers).
 
 The MCP session manager keeps its sessions in a task group that lives for the whole server,
 entered through ASGI lifespan (`memesh serve` runs uvicorn with lifespan on). Django never sees
@@ -20,8 +20,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from a2wsgi import WSGIMiddleware
-
 from memesh_site import lifecycle, mcp_http, rate_limit, remote_auth
 from memesh_site.env import envint
 
@@ -32,19 +30,21 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from memesh_site.wsgi import application as wsgi_application  # sets Django up
+from memesh_site.wsgi_bridge import WSGIBridge
 
 MCP_PATH = "/mcp"
 # Set by `memesh serve` for its worker processes: how many serve this listener.
 WORKERS_ENV = "MEMESH_HTTP_WORKERS"
 
 Scope = dict[str, Any]
-Receive = Any  # the ASGI callables; the SDK and a2wsgi each have their own protocol types
+Receive = Any  # the ASGI callables; the SDK has its own protocol types
 Send = Any
 
 # Django's responses are iterables of bytes; its stubs type __call__ as returning a response.
-django_application = WSGIMiddleware(
+django_application = WSGIBridge(
     wsgi_application,  # type: ignore[arg-type]
-    workers=envint("MEMESH_HTTP_THREADS", 8),
+    threads=envint("MEMESH_HTTP_THREADS", 8),
+    max_body=settings.MEMESH_MAX_BODY_BYTES,
 )
 
 
