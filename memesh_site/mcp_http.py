@@ -24,6 +24,7 @@ from typing import Any
 
 SESSION_HEADER = b"mcp-session-id"
 SESSION_PREFIX = "memesh-name."
+NAME_MAX = 200  # characters of a declared name kept (source_host keeps fewer)
 # An `initialize` body is a few hundred bytes; a body past this cannot be one.
 INITIALIZE_MAX_BYTES = 64 * 1024
 
@@ -37,8 +38,10 @@ declared_client_name: ContextVar[str | None] = ContextVar("declared_client_name"
 
 
 def session_id_for(name: str) -> str:
-    # base64url keeps the id within the visible ASCII a session id must use.
-    return SESSION_PREFIX + base64.urlsafe_b64encode(name.encode()).decode().rstrip("=")
+    # base64url keeps the id within the visible ASCII a session id must use; the name is cut
+    # to what provenance keeps anyway, so the header stays small.
+    encoded = base64.urlsafe_b64encode(name[:NAME_MAX].encode()).decode()
+    return SESSION_PREFIX + encoded.rstrip("=")
 
 
 def name_from_session_id(session_id: str) -> str | None:
@@ -46,7 +49,8 @@ def name_from_session_id(session_id: str) -> str | None:
         return None
     encoded = session_id[len(SESSION_PREFIX) :]
     try:
-        return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+        padded = encoded + "=" * (-len(encoded) % 4)
+        return base64.b64decode(padded, altchars=b"-_", validate=True).decode()
     except (binascii.Error, UnicodeDecodeError):
         return None
 

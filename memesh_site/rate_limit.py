@@ -71,7 +71,11 @@ def configured_limiter(workers: int) -> RateLimiter | None:
     """The limiter this process applies, from the environment and the listener kind."""
     raw = os.environ.get(LIMIT_ENV, "").strip()
     if raw:
-        per_minute = float(raw)
+        try:
+            per_minute = float(raw)
+        except ValueError:
+            message = f"{LIMIT_ENV} must be a number of requests a minute, not {raw!r}"
+            raise ValueError(message) from None
     elif remote_auth.listener.remote:
         per_minute = REMOTE_DEFAULT_PER_MINUTE
     else:

@@ -49,6 +49,12 @@ def test_only_a_remote_listener_is_limited_by_default(listener, monkeypatch):
     assert configured_limiter(workers=1).rate == pytest.approx(2.0)
 
 
+def test_a_limit_that_is_not_a_number_is_refused_clearly(listener, monkeypatch):
+    monkeypatch.setenv(LIMIT_ENV, "lots")
+    with pytest.raises(ValueError, match="MEMESH_RATE_LIMIT_PER_MINUTE must be a number"):
+        configured_limiter(workers=1)
+
+
 @pytest.mark.slow
 def test_a_real_server_answers_429_rate_limited_with_retry_after(tmp_path):
     port = free_port()
