@@ -703,10 +703,10 @@ def _git(*args: str) -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
-def _git_commit() -> str:
+def git_commit(measured: tuple[str, ...] = MEASURED_CODE) -> str:
     """Short HEAD, with +changes when the measured code differs from it."""
     head = _git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = _git("status", "--porcelain", "--untracked-files=no", "--", *MEASURED_CODE)
+    dirty = _git("status", "--porcelain", "--untracked-files=no", "--", *measured)
     return head + ("+changes" if dirty else "")
 
 
@@ -798,7 +798,7 @@ def render(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    commit = _git_commit()  # before Django imports the code being measured
+    commit = git_commit()  # before Django imports the code being measured
     fingerprint = _code_fingerprint()
     temp_dir = None
     if args.db is None:

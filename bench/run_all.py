@@ -42,6 +42,8 @@ REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
 sys.path.insert(0, str(BENCH))
 
+import http_bench  # noqa: E402
+import recall_bench  # noqa: E402
 import report_render  # noqa: E402
 
 PYTHON_SHOWN = ".venv/bin/python"
@@ -182,15 +184,7 @@ def scrub(value: Any) -> Any:
 
 
 def memesh_env(home: Path, embedder: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMESH_")}
-    env.update(
-        MEMESH_HOME=str(home),
-        MEMESH_EMBEDDER=embedder,
-        MEMESH_SECRET_KEY="memesh-bench-not-secret",
-        MEMESH_CELERY_EAGER="false",
-        DJANGO_SETTINGS_MODULE="memesh_site.settings",
-    )
-    return env
+    return http_bench.env(home, embedder)
 
 
 def script(name: str, *args: Any) -> list[str]:
@@ -398,19 +392,9 @@ SECTION_FUNCS: dict[str, Callable[[Sizes, Runner, bool], dict[str, Any]]] = {
 # --- facts about the machine and the code ------------------------------------------------------
 
 
-def _git(*args: str) -> str:
-    try:
-        out = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
-    except OSError:
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
-
-
 def git_commit() -> str:
     """Short HEAD, with +changes when the measured code differs from it."""
-    head = _git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = _git("status", "--porcelain", "--untracked-files=no", "--", *MEASURED_CODE)
-    return head + ("+changes" if dirty else "")
+    return recall_bench.git_commit(MEASURED_CODE)
 
 
 def _proc_field(path: str, name: str) -> str | None:
