@@ -40,8 +40,6 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from recall_bench import Corpus  # noqa: E402
 
-LEVELS = (1, 4, 16)
-
 
 def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -51,8 +49,19 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument(
         "--workers", type=int, default=None, help="server processes (default: serve's own)"
     )
+    ap.add_argument(
+        "--clients", default="1,4,16", help="concurrency levels, comma-separated (default 1,4,16)"
+    )
+    ap.add_argument(
+        "--kinds", default="recall,remember", help="what to send: recall, remember or both"
+    )
     ap.add_argument("--json", action="store_true")
-    return ap.parse_args()
+    args = ap.parse_args()
+    args.levels = tuple(int(c) for c in args.clients.split(","))
+    args.kinds = tuple(k for k in ("recall", "remember") if k in args.kinds.split(","))
+    if not args.kinds or min(args.levels) < 1:
+        ap.error("--clients takes positive numbers and --kinds recall and/or remember")
+    return args
 
 
 def seed(home: Path, n: int, embedder: str) -> None:
@@ -129,6 +138,19 @@ def peak_rss_mb(pid: int) -> dict[str, Any]:
     }
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time these processes have used (Linux /proc; 0 elsewhere)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
 def _client(base: str, work: list[tuple[str, dict[str, Any]]], start: Any, out: Any) -> None:
     """One client process: its own keep-alive connection, released with the others. The
     standard library's http.client costs a fraction of httpx's CPU per request; on a 2-core
@@ -141,6 +163,7 @@ def _client(base: str, work: list[tuple[str, dict[str, Any]]], start: Any, out: 
     conn.request("GET", "/v1/health")  # connect before the clock starts
     conn.getresponse().read()
     start.wait()
+    cpu_before = time.process_time()
     for route, body in work:
         payload = json.dumps(body).encode()
         t0 = time.perf_counter()
@@ -150,12 +173,17 @@ def _client(base: str, work: list[tuple[str, dict[str, Any]]], start: Any, out: 
         mine.append(time.perf_counter() - t0)
         bad += response.status != 200
     conn.close()
-    out.put((mine, bad))
+    out.put((mine, bad, time.process_time() - cpu_before))
 
 
-def run_level(base: str, clients: int, bodies: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+def run_level(
+    base: str, clients: int, bodies: list[tuple[str, dict[str, Any]]], server_pid: int
+) -> dict[str, Any]:
     """Each client is a process of its own, as agents are: client threads in one process would
-    queue on that process's GIL and be measured instead of the server."""
+    queue on that process's GIL and be measured instead of the server.
+
+    CPU per request is reported for the server's processes and for the clients: on a machine
+    of few cores both come out of the same budget."""
     ctx = multiprocessing.get_context("spawn")
     start, out = ctx.Event(), ctx.Queue()
     procs = [
@@ -165,14 +193,18 @@ def run_level(base: str, clients: int, bodies: list[tuple[str, dict[str, Any]]])
     for p in procs:
         p.start()
     time.sleep(0.5)  # let every client connect
+    server = process_tree(server_pid)
+    server_cpu = cpu_seconds(server)
     started = time.perf_counter()
     start.set()
     results = [out.get(timeout=600) for _ in procs]
     elapsed = time.perf_counter() - started
+    server_cpu = cpu_seconds(server) - server_cpu
     for p in procs:
         p.join(timeout=60)
-    latencies = [x for mine, _ in results for x in mine]
-    failures = sum(bad for _, bad in results)
+    latencies = [x for mine, _, _ in results for x in mine]
+    failures = sum(bad for _, bad, _ in results)
+    client_cpu = sum(cpu for _, _, cpu in results)
     ms = sorted(x * 1000 for x in latencies)
     q = statistics.quantiles(ms, n=100)
     return {
@@ -183,6 +215,8 @@ def run_level(base: str, clients: int, bodies: list[tuple[str, dict[str, Any]]])
         "p95": round(q[94], 2),
         "p99": round(q[98], 2),
         "non_200": failures,
+        "server_cpu_ms": round(server_cpu / len(ms) * 1000, 2),
+        "client_cpu_ms": round(client_cpu / len(ms) * 1000, 2),
     }
 
 
@@ -215,18 +249,24 @@ def main() -> int:
             "workers": args.workers or "default",
             "clients": "processes",
         }
-        recall_bodies = [
-            ("recall", {"query": corpus.query(rng.choice((1, 3, 8)), rng)})
-            for _ in range(args.requests)
+        recall_bodies = (
+            []
+            if "recall" not in args.kinds
+            else [
+                ("recall", {"query": corpus.query(rng.choice((1, 3, 8)), rng)})
+                for _ in range(args.requests)
+            ]
+        )
+        report["recall"] = [
+            run_level(base, c, recall_bodies, server.pid) for c in args.levels if recall_bodies
         ]
-        report["recall"] = [run_level(base, c, recall_bodies) for c in LEVELS]
         report["remember"] = []
-        for c in LEVELS:
+        for c in args.levels if "remember" in args.kinds else ():
             bodies = [
                 ("remember", {**corpus.memory(i, rng), "name": f"http-bench-{c}-{i}"})
                 for i in range(args.requests)
             ]
-            report["remember"].append(run_level(base, c, bodies))
+            report["remember"].append(run_level(base, c, bodies, server.pid))
         report["server_peak_rss"] = peak_rss_mb(server.pid)
     finally:
         server.terminate()
@@ -240,7 +280,8 @@ def main() -> int:
                 print(
                     f"{kind:<9} {r['clients']:>2} clients  {r['per_second']:>7.1f} req/s  "
                     f"p50 {r['p50']:>6.2f}  p95 {r['p95']:>6.2f}  p99 {r['p99']:>6.2f} ms  "
-                    f"non-200 {r['non_200']}"
+                    f"non-200 {r['non_200']}  CPU/req server {r['server_cpu_ms']} "
+                    f"client {r['client_cpu_ms']} ms"
                 )
         rss = report["server_peak_rss"]
         print(f"server peak RSS {rss['sum_mb']} MB over {rss['processes']} process(es)")

@@ -374,17 +374,33 @@ def render_http(data: dict[str, Any]) -> list[str]:
             r["p95"],
             r["p99"],
             r["non_200"],
+            r.get("server_cpu_ms", "—"),
+            r.get("client_cpu_ms", "—"),
         ]
         for kind in ("recall", "remember")
         for r in data.get(kind, [])
     ]
     out = [
         f"{fmt(data.get('entities'))} memories seeded, embedder `{data.get('embedder')}`; each "
-        "client a process with one keep-alive connection (the standard library's http.client).",
+        "client a process with one keep-alive connection (the standard library's http.client). "
+        "CPU per request is user + system time over the level, of the server's processes and of "
+        "the clients. Both come out of the same cores: on N cores, requests/s cannot exceed "
+        "N × 1,000 ms divided by their sum.",
         "",
     ]
     out += table(
-        ["kind", "clients", "requests", "requests/s", "p50 ms", "p95 ms", "p99 ms", "non-200"],
+        [
+            "kind",
+            "clients",
+            "requests",
+            "requests/s",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "non-200",
+            "server CPU ms/req",
+            "client CPU ms/req",
+        ],
         rows,
     )
     return out

@@ -59,6 +59,12 @@ class Operation:
         result = self.handler(self.parse(payload), context)
         return result.model_dump(mode="json", by_alias=True)
 
+    def run_json(self, payload: object, context: CallContext) -> str:
+        """run(), answered as JSON text by pydantic's own encoder: the REST views send it as
+        it comes, where dumping to Python objects and encoding those again cost a tenth of a
+        recall."""
+        return self.handler(self.parse(payload), context).model_dump_json(by_alias=True)
+
 
 def _location(loc: tuple[int | str, ...]) -> str:
     out = ""

@@ -176,6 +176,22 @@ def test_a_form_encoded_content_type_still_parses_as_json(client):
     assert stored_observations("curl-style") == ["from curl"]
 
 
+@pytest.mark.parametrize("accept", ["text/html", "application/xml", "*/*"])
+def test_the_answer_is_json_whatever_the_accept_header_asks_for(client, accept):
+    remember("auth-decision", "Chose JWT for authentication", type="decision")
+
+    response = client.post(
+        "/v1/recall",
+        data=json.dumps({"query": "JWT"}),
+        content_type="application/json",
+        HTTP_ACCEPT=accept,
+    )
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert [e["name"] for e in response.json()["data"]["entities"]] == ["auth-decision"]
+
+
 def test_an_empty_body_to_recall_lists_recent_entities(client):
     remember("older", "first")
     remember("newer", "second")
