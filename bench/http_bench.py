@@ -11,7 +11,8 @@
 3. For 1, 4 and 16 concurrent clients (processes, one keep-alive connection each), sends
    recall requests (1-, 3- and 8-word queries mixed) and then remember requests (new names)
    for a fixed number of requests per level, and prints requests/s and p50/p95/p99 latency,
-   with the count of non-200 answers.
+   the count of non-200 answers, and the CPU time per request of the server's processes and
+   of the clients. `--clients 4 --kinds recall` runs one level of one kind.
 Traffic goes to 127.0.0.1 only, and every loop is bounded in count.
 """
 

@@ -55,15 +55,17 @@ class Operation:
         except ValidationError as exc:
             raise InvalidInput(describe_validation_error(exc), field=_first_field(exc)) from None
 
+    def call(self, payload: object, context: CallContext) -> BaseModel:
+        return self.handler(self.parse(payload), context)
+
     def run(self, payload: object, context: CallContext) -> dict[str, Any]:
-        result = self.handler(self.parse(payload), context)
-        return result.model_dump(mode="json", by_alias=True)
+        return self.call(payload, context).model_dump(mode="json", by_alias=True)
 
     def run_json(self, payload: object, context: CallContext) -> str:
         """run(), answered as JSON text by pydantic's own encoder: the REST views send it as
         it comes, where dumping to Python objects and encoding those again cost a tenth of a
         recall."""
-        return self.handler(self.parse(payload), context).model_dump_json(by_alias=True)
+        return self.call(payload, context).model_dump_json(by_alias=True)
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
