@@ -15,15 +15,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
+
+from tests.fakes.loopback import LoopbackServer
 
 OPENAI_EMBEDDINGS = "/v1/embeddings"
 OLLAMA_EMBED = "/api/embed"
@@ -65,7 +65,7 @@ class RecordedRequest:
     headers: dict[str, str]
 
 
-class FakeEmbeddingServer:
+class FakeEmbeddingServer(LoopbackServer):
     """See the module docstring. Every knob may be changed while the server runs."""
 
     def __init__(
@@ -76,6 +76,7 @@ class FakeEmbeddingServer:
         models: Iterable[str] | None = None,
         seed: str = "",
     ) -> None:
+        super().__init__()
         # Plain attributes are read once per request, so assigning one is atomic for a request.
         self.width = width
         self.api_key = api_key  # when set, /v1/* requires "Authorization: Bearer <api_key>"
@@ -87,10 +88,6 @@ class FakeEmbeddingServer:
         self.fail_always: Reply | None = None
         self.requests: list[RecordedRequest] = []
         self._script: deque[Reply] = deque()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- knobs ------------------------------------------------------------------------------
 
@@ -125,54 +122,12 @@ class FakeEmbeddingServer:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("the fake embedding server is not running")
-        return int(self._httpd.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
 
     @property
     def base_url_openai(self) -> str:
         return self.url + "/v1"
-
-    def start(self) -> FakeEmbeddingServer:
-        handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        self._stopping.clear()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"fake-embedding-server:{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()  # wakes any hanging handler
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> FakeEmbeddingServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # -- what a request gets ----------------------------------------------------------------
 

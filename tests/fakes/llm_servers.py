@@ -22,12 +22,12 @@ back, as some servers do, so tests can prove it is redacted. Model listings (`/v
 from __future__ import annotations
 
 import json
-import threading
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
+
+from tests.fakes.loopback import LoopbackServer
 
 Kind = Literal["anthropic", "openai", "ollama"]
 CHAT_PATHS = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions", "ollama": "/api/chat"}
@@ -58,7 +58,7 @@ class RecordedLLMRequest:
     body: Any  # parsed JSON, or None
 
 
-class FakeLLMServer:
+class FakeLLMServer(LoopbackServer):
     def __init__(
         self,
         kind: Kind = "openai",
@@ -67,6 +67,7 @@ class FakeLLMServer:
         models: list[str] | None = None,
         default_text: str = "fake reply",
     ) -> None:
+        super().__init__()
         self.kind = kind
         self.api_key = api_key
         self.models: list[str] = (
@@ -75,18 +76,9 @@ class FakeLLMServer:
         self.default_text = default_text
         self.replies: deque[LLMReply] = deque()
         self.requests: list[RecordedLLMRequest] = []
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle --------------------------------------------------------------------------
-
-    @property
-    def url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("the fake LLM server is not running")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
 
     def llm_config(self, model: str | None = None) -> dict[str, Any]:
         """An `llm` / `llmFallbacks` entry pointing at this server."""
@@ -100,41 +92,6 @@ class FakeLLMServer:
     def chat_requests(self) -> list[RecordedLLMRequest]:
         with self._lock:
             return [r for r in self.requests if r.path == CHAT_PATHS[self.kind]]
-
-    def start(self) -> FakeLLMServer:
-        handler = type("_BoundLLMHandler", (_Handler,), {"fake": self})
-        self._stopping.clear()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"fake-llm-{self.kind}",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> FakeLLMServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # -- wire formats -----------------------------------------------------------------------
 
