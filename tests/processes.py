@@ -1,11 +1,16 @@
-"""Running memesh in other OS processes: an isolated environment and a bounded run."""
+"""Running memesh in other OS processes: an isolated environment, a bounded run, and the
+lifecycle of a server process (a free port, waiting for health, stopping)."""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 PROCESS_DEADLINE = 300  # a hang must fail the test, not the whole run
@@ -32,3 +37,39 @@ def run_python(
         timeout=timeout,
         check=False,
     )
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def stop(proc: subprocess.Popen[bytes], timeout: float = 15) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within `timeout` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def wait_until_healthy(
+    proc: subprocess.Popen[bytes], base: str, log: Path, deadline: float = 60
+) -> None:
+    """Until `memesh serve` at `base` answers /v1/health; raises, with its log, if it exits or
+    does not answer within `deadline` seconds."""
+    give_up = time.monotonic() + deadline
+    while time.monotonic() < give_up:
+        if proc.poll() is not None:
+            raise RuntimeError(f"memesh serve exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"memesh serve did not answer /v1/health:\n{log.read_text()}")

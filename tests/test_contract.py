@@ -28,8 +28,8 @@ from mcp import Client, StdioServerParameters
 
 from graph.operations import OPERATIONS
 from tests import mcp_checks
-from tests.processes import ROOT, memesh_env
-from tests.test_serve import free_port, memesh, stop, wait_until_healthy
+from tests.processes import ROOT, free_port, memesh_env, stop, wait_until_healthy
+from tests.test_serve import memesh
 
 pytestmark = pytest.mark.slow  # three processes' worth of calls
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.llm_servers import FakeLLMServer
-from tests.processes import ROOT, memesh_env, run_python
+from tests.processes import ROOT, free_port, memesh_env, run_python, stop
 
 pytestmark = pytest.mark.slow
 
@@ -52,12 +51,6 @@ print(response.json()["data"]["taskId"])
 """
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def query(db: Path, sql: str) -> list[tuple]:
     if not db.exists():
         return []
@@ -66,16 +59,6 @@ def query(db: Path, sql: str) -> list[tuple]:
             return conn.execute(sql).fetchall()
         except sqlite3.OperationalError:
             return []
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture

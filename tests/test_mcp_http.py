@@ -19,8 +19,8 @@ import pytest
 from mcp import Client
 
 from tests import mcp_checks
-from tests.processes import ROOT, memesh_env
-from tests.test_serve import free_port, memesh, stop, wait_until_healthy
+from tests.processes import ROOT, free_port, memesh_env, stop, wait_until_healthy
+from tests.test_serve import memesh
 
 pytestmark = pytest.mark.slow  # a server process per module
 

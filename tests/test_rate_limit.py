@@ -14,8 +14,8 @@ from memesh_site.rate_limit import (
     RateLimiter,
     configured_limiter,
 )
-from tests.processes import ROOT
-from tests.test_serve import free_port, memesh, serve_env, stop, wait_until_healthy
+from tests.processes import ROOT, free_port, stop, wait_until_healthy
+from tests.test_serve import memesh, serve_env
 
 
 def test_a_client_gets_its_burst_then_waits_for_the_refill():

@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from memesh_site import remote_auth
-from tests.processes import ROOT, memesh_env, run_python
-from tests.test_serve import EXIT_DEADLINE, STARTUP_DEADLINE, free_port, memesh, stop
+from tests.processes import ROOT, free_port, memesh_env, run_python, stop
+from tests.test_serve import EXIT_DEADLINE, STARTUP_DEADLINE, memesh
 
 # ---------------------------------------------------------------------------------------------
 # The gate, at the ASGI level

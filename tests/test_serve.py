@@ -18,16 +18,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.processes import ROOT, memesh_env, run_python
+from tests.processes import ROOT, free_port, memesh_env, run_python, stop, wait_until_healthy
 
 STARTUP_DEADLINE = 60  # a server that never answers must fail the test, not hang it
 EXIT_DEADLINE = 60
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def serve_env(home: Path) -> dict[str, str]:
@@ -38,16 +32,6 @@ def memesh(*args: str) -> list[str]:
     return [sys.executable, "-m", "memesh_site.cli", *args]
 
 
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @dataclass
 class Server:
     base: str
@@ -56,20 +40,6 @@ class Server:
 
     def post(self, route: str, payload: object) -> httpx.Response:
         return httpx.post(f"{self.base}/v1/{route}", json=payload, timeout=30)
-
-
-def wait_until_healthy(proc: subprocess.Popen[bytes], base: str, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_DEADLINE
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"memesh serve exited with {proc.returncode}:\n{log.read_text()}")
-        try:
-            if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    pytest.fail(f"memesh serve did not answer /v1/health:\n{log.read_text()}")
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +58,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             stderr=subprocess.STDOUT,
         )
     try:
-        wait_until_healthy(proc, base, log)
+        wait_until_healthy(proc, base, log, STARTUP_DEADLINE)
         yield Server(base=base, home=home, log=log)
     finally:
         stop(proc)
@@ -269,7 +239,7 @@ def test_server_processes_leave_when_the_server_is_killed_outright(tmp_path):
             stderr=subprocess.STDOUT,
         )
     try:
-        wait_until_healthy(proc, base, log)
+        wait_until_healthy(proc, base, log, STARTUP_DEADLINE)
         assert "2 server processes" in log.read_text()
         workers = children_of(proc.pid)
         assert len(workers) >= 2  # the two HTTP processes (and the spawn helper, if any)

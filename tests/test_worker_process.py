@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.processes import ROOT, memesh_env, run_python
+from tests.processes import ROOT, free_port, memesh_env, run_python, stop
 
 pytestmark = pytest.mark.slow
 
@@ -107,16 +106,6 @@ def children(pid: int) -> list[int]:
         if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
             found.append(int(entry.name))
     return found
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture
@@ -212,12 +201,6 @@ def test_serve_runs_a_worker_child_that_exits_when_the_server_is_killed(
         stop(server)
         if child is not None and alive(child):
             os.kill(child, signal.SIGKILL)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def healthy(base: str) -> bool:

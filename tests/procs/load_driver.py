@@ -29,7 +29,7 @@ import httpx
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 
-from tests.processes import ROOT, memesh_env
+from tests.processes import ROOT, free_port, memesh_env, stop, wait_until_healthy
 from tests.procs.load_workload import Actor, Call, Journal
 
 PROCS = Path(__file__).resolve().parent
@@ -80,14 +80,6 @@ def load_env(home: Path) -> dict[str, str]:
     return memesh_env(home, MEMESH_EMBEDDER="deterministic", PYTHONPATH=str(ROOT))
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def migrate(home: Path) -> None:
     done = subprocess.run(
         memesh("migrate", "--verbosity", "0"),
@@ -108,30 +100,6 @@ def start(args: list[str], home: Path, log: Path) -> subprocess.Popen[bytes]:
             args, cwd=ROOT, env=load_env(home), stdin=subprocess.DEVNULL, stdout=out,
             stderr=subprocess.STDOUT,
         )  # fmt: skip
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def wait_until_healthy(proc: subprocess.Popen[bytes], base: str, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_DEADLINE
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"memesh serve exited with {proc.returncode}:\n{log.read_text()}")
-        try:
-            if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"memesh serve did not answer /v1/health:\n{log.read_text()}")
 
 
 # --- running one call through each transport -------------------------------------------------
@@ -262,7 +230,7 @@ def run_load(home: Path, plan: LoadPlan) -> LoadResult:
         memesh("serve", "--port", str(port), "--no-migrate", "--no-worker"), home, logs["serve"]
     )
     try:
-        wait_until_healthy(server, base, logs["serve"])
+        wait_until_healthy(server, base, logs["serve"], STARTUP_DEADLINE)
 
         async def everyone() -> None:
             with anyio.fail_after(plan.deadline):
@@ -272,7 +240,7 @@ def run_load(home: Path, plan: LoadPlan) -> LoadResult:
         began = time.perf_counter()
         anyio.run(everyone)
         seconds = time.perf_counter() - began
-        stop(server)
+        stop(server, timeout=30)
         journal_file = tmp / "journal.json"
         journal_file.write_text(json.dumps(journal.as_json()))
         verify = run_json(
@@ -281,8 +249,8 @@ def run_load(home: Path, plan: LoadPlan) -> LoadResult:
             home,
         )  # fmt: skip
     finally:
-        stop(server)
-        stop(worker)
+        stop(server, timeout=30)
+        stop(worker, timeout=30)
     doctor_run = subprocess.run(
         memesh("doctor", "--json"), cwd=ROOT, env=load_env(home), capture_output=True,
         text=True, timeout=STARTUP_DEADLINE, check=False,
