@@ -109,25 +109,27 @@ class _Unclaimable(Exception):
     """The proposal can no longer claim any source: it is resolved as rejected."""
 
 
-def _audit(
-    proposal_id: int,
-    *,
-    action: str,
-    outcome: str,
-    channel: str,
-    reviewer: str,
-    origin: str,
-    reason: str = "",
-) -> None:
-    ProposalReview.objects.create(
-        proposal_id=proposal_id,
-        action=action,
-        outcome=outcome,
-        channel=channel,
-        reviewer=reviewer[:150],
-        origin=origin[:255],
-        reason=reason,
-    )
+@dataclass(frozen=True)
+class _Review:
+    """Who reviews a proposal, how, and with which action: every outcome of that review is
+    recorded in the audit trail under it."""
+
+    proposal_id: int
+    action: str
+    channel: str
+    reviewer: str
+    origin: str
+
+    def record(self, outcome: str, reason: str = "") -> None:
+        ProposalReview.objects.create(
+            proposal_id=self.proposal_id,
+            action=self.action,
+            outcome=outcome,
+            channel=self.channel,
+            reviewer=self.reviewer[:150],
+            origin=self.origin[:255],
+            reason=reason,
+        )
 
 
 def _check_channel(channel: str) -> None:
@@ -146,20 +148,10 @@ def _claim(proposal_id: int, to: str, reason: str = "") -> bool:
     return changed == 1
 
 
-def _refuse(
-    proposal: Proposal, action: str, channel: str, reviewer: str, origin: str
-) -> OperationFailed:
+def _refuse(proposal: Proposal, review: _Review) -> OperationFailed:
     """Record a refused review (in its own transaction) and the error to raise."""
     with transaction.atomic():
-        _audit(
-            proposal.pk,
-            action=action,
-            outcome=OUTCOME_REFUSED,
-            channel=channel,
-            reviewer=reviewer,
-            origin=origin,
-            reason=f"proposal is {proposal.status}",
-        )
+        review.record(OUTCOME_REFUSED, f"proposal is {proposal.status}")
     return OperationFailed(
         f"Proposal {proposal.pk} is {proposal.status}, not pending; nothing was changed"
     )
@@ -186,33 +178,19 @@ def accept_proposal(
     proposal = Proposal.objects.filter(pk=proposal_id).first()
     if proposal is None:
         raise NotFound(f"No proposal with id {proposal_id}", field="id")
+    review = _Review(proposal.pk, ACTION_ACCEPT, channel, reviewer, origin)
     result: dict[str, Any] | None = None
     try:
         with transaction.atomic():
             if _claim(proposal.pk, ProposalStatus.APPLIED):
                 result = _APPLY[ProposalKind(proposal.kind)](proposal)
-                _audit(
-                    proposal.pk,
-                    action=ACTION_ACCEPT,
-                    outcome=OUTCOME_APPLIED,
-                    channel=channel,
-                    reviewer=reviewer,
-                    origin=origin,
-                )
+                review.record(OUTCOME_APPLIED)
     except _Unclaimable as exc:
         # The transaction rolled back (nothing applied); resolve the proposal as rejected.
         reason = str(exc)
         with transaction.atomic():
             _claim(proposal.pk, ProposalStatus.REJECTED, reason)
-            _audit(
-                proposal.pk,
-                action=ACTION_ACCEPT,
-                outcome=OUTCOME_REJECTED,
-                channel=channel,
-                reviewer=reviewer,
-                origin=origin,
-                reason=reason,
-            )
+            review.record(OUTCOME_REJECTED, reason)
         raise OperationFailed(
             f"Proposal {proposal.pk} can no longer be applied ({reason}); it has been marked "
             "rejected"
@@ -220,19 +198,11 @@ def accept_proposal(
     except OperationFailed as exc:
         # Rolled back and still pending: a person may reject it, or fix the graph and retry.
         with transaction.atomic():
-            _audit(
-                proposal.pk,
-                action=ACTION_ACCEPT,
-                outcome=OUTCOME_REFUSED,
-                channel=channel,
-                reviewer=reviewer,
-                origin=origin,
-                reason=exc.message[:MAX_REASON_CHARS],
-            )
+            review.record(OUTCOME_REFUSED, exc.message[:MAX_REASON_CHARS])
         raise
     if result is None:
         proposal.refresh_from_db()
-        raise _refuse(proposal, ACTION_ACCEPT, channel, reviewer, origin)
+        raise _refuse(proposal, review)
     return result
 
 
@@ -250,21 +220,14 @@ def reject_proposal(
     proposal = Proposal.objects.filter(pk=proposal_id).first()
     if proposal is None:
         raise NotFound(f"No proposal with id {proposal_id}", field="id")
+    review = _Review(proposal.pk, ACTION_REJECT, channel, reviewer, origin)
     with transaction.atomic():
         claimed = _claim(proposal.pk, ProposalStatus.REJECTED, reason)
         if claimed:
-            _audit(
-                proposal.pk,
-                action=ACTION_REJECT,
-                outcome=OUTCOME_REJECTED,
-                channel=channel,
-                reviewer=reviewer,
-                origin=origin,
-                reason=reason,
-            )
+            review.record(OUTCOME_REJECTED, reason)
     if not claimed:
         proposal.refresh_from_db()
-        raise _refuse(proposal, ACTION_REJECT, channel, reviewer, origin)
+        raise _refuse(proposal, review)
     return {"id": proposal.pk, "status": ProposalStatus.REJECTED.value}
 
 
