@@ -15,8 +15,8 @@ from rest_framework.views import APIView
 
 from graph.errors import InvalidParameter, NotFound
 from graph.models import Entity, Status
-from graph.schemas import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, MAX_TYPE
-from graph.selectors import entity_outputs
+from graph.ops.entity_view import entity_outputs
+from graph.ops.fields import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, MAX_TYPE
 
 STATUS_ALL = "all"
 STATUSES = (Status.ACTIVE.value, Status.ARCHIVED.value, STATUS_ALL)

@@ -31,7 +31,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from graph.errors import MemeshError
-from graph.operation import CallContext, Operation
+from graph.ops.operation import CallContext, Operation
 from memesh_site import mcp_http
 
 logger = logging.getLogger(__name__)
@@ -39,8 +39,6 @@ logger = logging.getLogger(__name__)
 SERVER_NAME = "memesh"
 SOURCE_HOST_MAX = 64
 DEFAULT_SOURCE_HOST = "mcp"  # what the reference stamps when a client declares no name
-# user_patterns answers MCP in markdown (the reference's MCP form); REST keeps its JSON.
-MARKDOWN_TOOLS = frozenset({"user_patterns"})
 
 INSTRUCTIONS = (
     "memesh is persistent memory for coding agents. Call `briefing` at the start of a "
@@ -96,17 +94,12 @@ def error_result(error_code: str, message: str, field: str | None = None) -> typ
 
 
 def success_result(operation: Operation, result: dict[str, Any]) -> types.CallToolResult:
-    if operation.name in MARKDOWN_TOOLS:
-        text = render_markdown_result(operation, result)
+    if operation.mcp_text is not None:
+        # The operation's own MCP form (user_patterns: markdown), from its typed output.
+        text = operation.mcp_text(operation.output_model.model_validate(result))
     else:
         text = json.dumps(result, ensure_ascii=False)
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
-
-
-def render_markdown_result(operation: Operation, result: dict[str, Any]) -> str:
-    from graph.ops.patterns import UserPatternsOutput, render_markdown
-
-    return render_markdown(UserPatternsOutput.model_validate(result))
 
 
 def run_operation(operation: Operation, arguments: dict[str, Any], context: CallContext) -> Any:
@@ -134,7 +127,7 @@ def _tools() -> tuple[types.Tool, ...]:
 
 @cache
 def _operations() -> dict[str, Operation]:
-    from api.tool_schemas import tool_operations
+    from graph.ops.registry import tool_operations
 
     return {op.name: op for op in tool_operations()}
 

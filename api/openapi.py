@@ -18,8 +18,8 @@ from django.conf import settings
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from graph.operation import Operation
-from graph.operations import OPERATIONS
+from graph.ops.operation import Operation
+from graph.ops.registry import OPERATIONS
 
 PREFIX = "/v1/"
 REF_PREFIX = "#/components/schemas/"

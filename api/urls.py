@@ -11,7 +11,7 @@ from api.views import (
     operation_view,
     retired_view,
 )
-from graph.operations import OPERATIONS
+from graph.ops.registry import OPERATIONS
 
 app_name = "api"
 

@@ -26,7 +26,7 @@ from api.errors import envelope
 from graph import doctor
 from graph.errors import InvalidInput, InvalidParameter
 from graph.models import Entity, Status
-from graph.operations import CallContext, Operation
+from graph.ops.operation import CallContext, Operation
 from graph.project import project_id
 from memesh_site import paths
 

@@ -74,8 +74,9 @@ import django; django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from recall_bench import Corpus
-from graph.operations import OPERATIONS, CallContext
-from graph import vectors
+from graph.ops.operation import CallContext
+from graph.ops.registry import OPERATIONS
+from graph.indexing import vectors
 corpus, rng, ctx = Corpus(1, {n}), random.Random(1), CallContext("bench")
 for i in range({n}):
     OPERATIONS["remember"].run(corpus.memory(i, rng), ctx)

@@ -65,7 +65,8 @@ def writer(proc: int, count: int, start_file: Path, profile: bool) -> None:
     django.setup()
     from django.db import connection
 
-    from graph.operations import OPERATIONS, CallContext
+    from graph.ops.operation import CallContext
+    from graph.ops.registry import OPERATIONS
 
     remember = OPERATIONS["remember"]
     ctx = CallContext(source_host="bench")

@@ -5,7 +5,7 @@
     .venv/bin/python bench/quality_eval.py --calibrate      # similarity distributions too
 
 1. Seeds bench/data/quality/memories.jsonl through OPERATIONS["remember"] and embeds every
-   memory with the configured embedder (default: the local model) via graph.vectors.
+   memory with the configured embedder (default: the local model) via graph.indexing.vectors.
 2. For each strategy (keyword, vector, hybrid) runs every query of queries.jsonl **in
    sequence through the real recall path on one database** — access counts are flushed after
    each query, so usage factors act between queries as in real use — and then once more in
@@ -76,9 +76,10 @@ def load(name: str) -> list[dict[str, Any]]:
 
 
 def seed(memories: list[dict[str, Any]], reuse: bool) -> dict[str, float]:
-    from graph import vectors
+    from graph.indexing import vectors
     from graph.models import Entity
-    from graph.operations import OPERATIONS, CallContext
+    from graph.ops.operation import CallContext
+    from graph.ops.registry import OPERATIONS
 
     facts: dict[str, float] = {}
     if not (reuse and Entity.objects.count() == len(memories)):
@@ -99,8 +100,8 @@ def seed(memories: list[dict[str, Any]], reuse: bool) -> dict[str, float]:
 
 
 def reset_usage() -> None:
-    from graph.access import discard_pending_accesses
     from graph.models import Entity
+    from graph.ops.recall.access import discard_pending_accesses
 
     discard_pending_accesses()
     Entity.objects.update(access_count=0, last_accessed_at=None)
@@ -108,9 +109,9 @@ def reset_usage() -> None:
 
 def run(queries: list[dict[str, Any]], strategy: str) -> list[int | None]:
     """Rank (1-based) of the first target in the top K for each query, in the order given."""
-    from graph.access import flush_accesses
-    from graph.schemas import RecallInput
-    from graph.selectors import entity_recall
+    from graph.ops.recall.access import flush_accesses
+    from graph.ops.recall.schema import RecallInput
+    from graph.ops.recall.selector import entity_recall
 
     ranks: list[int | None] = []
     for q in queries:
@@ -145,8 +146,8 @@ def group(queries: list[dict[str, Any]]) -> dict[str, list[int]]:
 
 def calibrate(queries: list[dict[str, Any]]) -> dict[str, Any]:
     """Cosine similarity of each query to its target vs to the best non-target memory."""
-    from graph import vectors
     from graph.embedding import provider
+    from graph.indexing import vectors
     from graph.models import Entity, EntityVector
 
     embedder = provider.current()

@@ -49,7 +49,7 @@ BENCH_SECRET_KEY = "memesh-bench-not-secret"  # keeps the bench from writing a k
 BARE_MATCH_SQL = (
     "SELECT rowid, bm25(graph_entity_fts, {weights}) AS score FROM graph_entity_fts "
     "WHERE graph_entity_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?"
-)  # weights: graph.managers.BM25_WEIGHTS, filled in once Django is set up
+)  # weights: graph.storage.keyword_index.BM25_WEIGHTS, filled in once Django is set up
 
 
 # --- vocabularies ------------------------------------------------------------------------------
@@ -454,7 +454,7 @@ def setup_django(db: Path, embedder: str) -> None:
 def seed(corpus: Corpus, n: int, rng: random.Random, ctx: Any) -> list[float]:
     from tqdm import tqdm
 
-    from graph.operations import OPERATIONS
+    from graph.ops.registry import OPERATIONS
 
     remember = OPERATIONS["remember"]
     latencies: list[float] = []
@@ -471,12 +471,12 @@ def measure_queries(
 ) -> tuple[list[SizeResult], list[float], dict[int, list[str]]]:
     from django.db import connection
 
-    from graph import text
-    from graph.managers import BM25_WEIGHTS
     from graph.models import Entity
-    from graph.operations import OPERATIONS
-    from graph.schemas import DEFAULT_RECALL_LIMIT
-    from graph.selectors import CANDIDATE_FACTOR, MIN_CANDIDATES
+    from graph.ops.fields import DEFAULT_RECALL_LIMIT
+    from graph.ops.recall.selector import CANDIDATE_FACTOR, MIN_CANDIDATES
+    from graph.ops.registry import OPERATIONS
+    from graph.search import text
+    from graph.storage.keyword_index import BM25_WEIGHTS
 
     recall = OPERATIONS["recall"]
     limit = max(DEFAULT_RECALL_LIMIT * CANDIDATE_FACTOR, MIN_CANDIDATES)
@@ -543,7 +543,7 @@ def backfill(at_most: int | None) -> dict[str, Any]:
     batches; timed."""
     from tqdm import tqdm
 
-    from graph import vectors
+    from graph.indexing import vectors
     from graph.models import Entity, EntityVector
 
     live = vectors.live_generation()
@@ -584,9 +584,9 @@ def synthesise_rest() -> int:
     from django.db import transaction
     from django.utils import timezone
 
-    from graph import vectors
+    from graph.indexing import vectors
     from graph.models import Entity, EntityVector
-    from graph.text import text_hash
+    from graph.search.text import text_hash
 
     live = vectors.live_generation()
     if live is None:
@@ -614,10 +614,10 @@ def synthesise_rest() -> int:
 
 def measure_hybrid(queries: dict[int, list[str]], ctx: Any) -> list[dict[str, Any]]:
     """Hybrid recall latency, query embedding included (the cache is cleared before each)."""
-    from graph import vectors
     from graph.embedding import provider
+    from graph.indexing import vectors
     from graph.models import EntityVector
-    from graph.operations import OPERATIONS
+    from graph.ops.registry import OPERATIONS
 
     recall = OPERATIONS["recall"]
     embedder = provider.current()
@@ -660,7 +660,7 @@ def profile_recall(queries: dict[int, list[str]], ctx: Any) -> None:
     import cProfile
     import pstats
 
-    from graph.operations import OPERATIONS
+    from graph.ops.registry import OPERATIONS
 
     recall = OPERATIONS["recall"]
     for size, qs in queries.items():
@@ -815,7 +815,7 @@ def main(argv: list[str] | None = None) -> int:
     from django.core.management import call_command
 
     from graph.models import Entity
-    from graph.operations import CallContext
+    from graph.ops.operation import CallContext
 
     try:
         call_command("migrate", verbosity=0)

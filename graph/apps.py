@@ -6,4 +6,4 @@ class GraphConfig(AppConfig):
     verbose_name = "Memory graph"
 
     def ready(self) -> None:
-        from graph import checks  # noqa: F401  (registers the system checks)
+        from graph import checks  # noqa: F401  registers the system checks

@@ -1,6 +1,6 @@
 """`memesh doctor`'s checks: is the database usable, which embedder is active and does it work,
 what state the vector index is in, and whether both indexes agree with the memories
-(graph/consistency.py); `fix()` is `memesh doctor --fix`."""
+(graph/indexing/consistency.py); `fix()` is `memesh doctor --fix`."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 from django.db import connection
 
-from graph import consistency, vectors
 from graph.embedding import provider
 from graph.embedding.base import EmbedderError
 from graph.embedding.config import load_config
+from graph.indexing import consistency, vectors
+from graph.indexing.vectors import LAST_ERROR_KEY, STAGING_KEY, UnreadableMarker
 from graph.models import Entity, EntityVector, MetaEntry
-from graph.vectors import LAST_ERROR_KEY, STAGING_KEY, UnreadableMarker
+from graph.ops.writes import request_embedding
 
 
 @dataclass
@@ -175,8 +176,11 @@ def consistency_check(report: consistency.ConsistencyReport) -> Check:
 
 def fix() -> consistency.RepairReport:
     """`memesh doctor --fix`: repair what the consistency check finds (through the managers
-    the normal writes use), then check again."""
-    return consistency.repair()
+    the normal writes use), check again, and queue the embedding pass it calls for."""
+    report = consistency.repair()
+    if report.embedding_requested:
+        request_embedding()
+    return report
 
 
 def _without_credentials(url: str) -> str:

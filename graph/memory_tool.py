@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from graph.models import Entity, Namespace, Observation, Status, Tag
-from graph.schemas import MAX_NAME, MAX_OBSERVATION_CHARS
+from graph.ops.fields import MAX_NAME, MAX_OBSERVATION_CHARS
 
 TOOL_DEFINITION: Final[dict[str, str]] = {"type": "memory_20250818", "name": "memory"}
 

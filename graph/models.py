@@ -9,8 +9,8 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from graph.managers import EntityManager
-from graph.vector_manager import VectorManager
+from graph.storage.entities import EntityManager
+from graph.storage.vector_index import VectorManager
 
 DEFAULT_CONFIDENCE = 0.8
 
@@ -110,7 +110,7 @@ class Relation(models.Model):
 
 
 class EntityVector(models.Model):
-    """An entity's vector in one index generation (graph.vectors explains generations).
+    """An entity's vector in one index generation (graph.indexing.vectors explains generations).
 
     The float vector is kept here for exact rescoring; the generation's vec0 table holds its
     sign bits for the coarse nearest-neighbour search. Not a foreign key: a staged row may

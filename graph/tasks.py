@@ -1,10 +1,16 @@
-"""Celery tasks. Each has a synchronous twin (the function it calls), so nothing needs a worker."""
+"""Celery tasks: thin transports, each calling one function that also runs without a worker.
+
+The write services enqueue `embed_pending_task` after commit (graph.ops.writes); this module
+imports nothing above graph.indexing.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from graph import vectors
+from celery.signals import worker_ready
+
+from graph.indexing import vectors
 from memesh_site.celery import app
 
 
@@ -15,3 +21,10 @@ def embed_pending_task() -> dict[str, Any]:
     """Embed every active entity whose live vector is missing or stale."""
     report = vectors.embed_pending()
     return {"embedded": report.embedded, "failed": report.failed, "skipped": report.skipped}
+
+
+@worker_ready.connect
+def _catch_up(**_: object) -> None:
+    # Writes made while no worker ran queued tasks that may be lost with a cleared broker
+    # folder; one pass at start finds whatever is still waiting for a vector.
+    embed_pending_task.delay()

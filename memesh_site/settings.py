@@ -130,7 +130,7 @@ CELERY_TASK_ALWAYS_EAGER = envbool("MEMESH_CELERY_EAGER", False)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Writes within this window share one embedding task (graph/vectors.py: request_embedding).
+# Writes within this window share one embedding task (graph/indexing/vectors.py: request_embedding).
 MEMESH_EMBED_DEBOUNCE_SECONDS = float(envstr("MEMESH_EMBED_DEBOUNCE_SECONDS", "0.5"))
 
 LANGUAGE_CODE = "en-us"

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from graph.errors import InvalidInput, OperationFailed
-from graph.operation import describe_validation_error
+from graph.ops.operation import describe_validation_error
 from memesh_site import paths
 from proposals.llm.providers import DEFAULT_MODELS, ProviderSpec
 from proposals.llm.redact import MASK

@@ -20,7 +20,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
-from graph import vectors
+from graph.indexing import vectors
 from graph.models import Entity, EntityVector, Relation, Status
 from proposals import prompts
 from proposals.dreamer import (

@@ -28,11 +28,11 @@ from typing import Any
 import numpy as np
 from django.utils import timezone
 
-from graph import vectors
 from graph.errors import LLMNotConfigured
+from graph.indexing import vectors
 from graph.models import Entity, EntityVector, Observation, Status, Tag
 from graph.ops.pin import is_pinned
-from graph.schemas import PROJECT_TAG_PREFIX
+from graph.project_tags import PROJECT_TAG_PREFIX
 from proposals import prompts
 from proposals.config import config_load, llm_chain
 from proposals.llm import LLMRequest, LLMResult, LLMUnavailable, complete

@@ -16,7 +16,7 @@ from typing import Any
 from django.utils import timezone
 
 from graph.models import Entity, Status
-from graph.schemas import PROJECT_TAG_PREFIX
+from graph.project_tags import PROJECT_TAG_PREFIX
 from proposals import prompts
 from proposals.dreamer import (
     DIGEST_TYPE,

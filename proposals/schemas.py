@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graph.errors import InvalidInput
-from graph.operation import _first_field, describe_validation_error
+from graph.ops.operation import _first_field, describe_validation_error
 
 MAX_REASON_CHARS = 500
 DEFAULT_WINDOW_DAYS = 14

@@ -3,9 +3,9 @@
 Accept and reject claim the proposal with a conditional `UPDATE … WHERE status='pending'`
 and check that one row changed (as healthchecks' sendalerts claims a flip), so two reviewers
 racing — or one double-clicking — cannot apply a proposal twice. The whole accept is one
-transaction: the graph writes (through graph.services, which keep the indexes in step) and
-the status change commit or roll back together. Every accept and reject, also a refused one,
-leaves a ProposalReview row saying who did it and from where.
+transaction: the graph writes (through graph's write services, which keep the indexes in
+step) and the status change commit or roll back together. Every accept and reject, also a
+refused one, leaves a ProposalReview row saying who did it and from where.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from django.utils import timezone
 
 from graph.errors import InvalidInput, NotFound, OperationFailed
 from graph.models import Entity, Relation, Status
-from graph.schemas import ForgetInput, RelationInput, RememberInput
-from graph.services import entity_forget, entity_remember
+from graph.ops.forget import ForgetInput, entity_forget
+from graph.ops.remember.schema import RelationInput, RememberInput
+from graph.ops.remember.service import entity_remember
 from proposals.models import (
     Proposal,
     ProposalKind,
@@ -163,8 +164,8 @@ def accept_proposal(
     """Apply a pending proposal (the reference's accept):
 
     - digest: creates the digest entity, a `summarizes` edge to each source it can still
-      claim, and archives those sources (through graph.services.entity_forget, which cleans
-      the indexes); source_ids are kept on the proposal.
+      claim, and archives those sources (through graph.ops.forget.entity_forget, which
+      cleans the indexes); source_ids are kept on the proposal.
     - pattern_emergent: creates the pattern entity and an `evidence_for` edge from each
       evidence memory still active; archives nothing.
     - relation: creates the relation between the two (still active) memories; `supersedes`

@@ -9,7 +9,7 @@ from typing import Any
 
 from celery import Task
 
-from graph import reindex
+from graph.indexing import reindex
 from memesh_site.celery import app
 from proposals import conflicts, dreamer, patterns
 from proposals.services import task_run_execute

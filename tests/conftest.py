@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from graph.access import discard_pending_accesses
+from graph.ops.recall.access import discard_pending_accesses
 
 
 @pytest.fixture(autouse=True)

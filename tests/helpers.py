@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.operations import OPERATIONS, CallContext
+from graph.ops.operation import CallContext
+from graph.ops.registry import OPERATIONS
 
 CTX = CallContext(source_host="test")
 

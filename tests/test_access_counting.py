@@ -1,4 +1,4 @@
-"""Recall counts accesses in batches (graph/access.py): never a write lock per recall."""
+"""Recall counts accesses in batches (graph/ops/recall/access.py): never a write lock per recall."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from graph import access
 from graph.models import Entity
+from graph.ops.recall import access
 from tests.helpers import recall, remember
 from tests.processes import memesh_env, run_python
 
@@ -70,7 +70,8 @@ def test_the_last_access_time_never_moves_backwards() -> None:
 RECALL_AND_EXIT = """
 import django
 django.setup()
-from graph.operations import OPERATIONS, CallContext
+from graph.ops.operation import CallContext
+from graph.ops.registry import OPERATIONS
 ctx = CallContext("test")
 OPERATIONS["remember"].run({"name": "a", "type": "note", "observations": ["walrus"]}, ctx)
 OPERATIONS["recall"].run({"query": "walrus"}, ctx)

@@ -15,11 +15,11 @@ from django.utils import timezone
 
 from graph.errors import InvalidInput
 from graph.models import Entity, MetaEntry
-from graph.operations import CallContext
-from graph.ops.briefing import OPERATION
+from graph.ops.briefing import BRIEFING
 from graph.ops.briefing_render import BUDGET_CHARS, PREAMBLE
+from graph.ops.operation import CallContext
+from graph.ops.remember.schema import RememberInput
 from graph.project import project_id
-from graph.schemas import RememberInput
 from tests.helpers import remember
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +32,7 @@ def brief(project: str | None = P, **fields: Any) -> dict[str, Any]:
     payload: dict[str, Any] = dict(fields)
     if project is not None:
         payload["project"] = project
-    return OPERATION.run(payload, CallContext(source_host="test"))
+    return BRIEFING.run(payload, CallContext(source_host="test"))
 
 
 def mem_id(name: str) -> int:
@@ -369,13 +369,13 @@ def test_a_stale_or_unreadable_task_state_is_one_flag_line_never_current(
 def test_the_project_defaults_to_the_callers_and_unknown_fields_are_refused() -> None:
     remember("ours", "our fact", tags=[TAG])
 
-    result = OPERATION.run({}, CallContext(source_host="mcp", project=P))
+    result = BRIEFING.run({}, CallContext(source_host="mcp", project=P))
     assert "our fact" in result["text"]
 
     with pytest.raises(InvalidInput):
-        OPERATION.run({"level": "everything"}, CallContext(source_host="test"))
+        BRIEFING.run({"level": "everything"}, CallContext(source_host="test"))
     with pytest.raises(InvalidInput):
-        OPERATION.run({"project": "  "}, CallContext(source_host="test"))
+        BRIEFING.run({"project": "  "}, CallContext(source_host="test"))
 
 
 def test_without_any_project_only_memories_with_no_project_are_shown() -> None:

@@ -12,11 +12,11 @@ from django.core.management import call_command
 from django.db import connection
 
 from graph.errors import InvalidInput
-from graph.managers import ARCHIVED_FTS, LIVE_FTS
 from graph.models import Entity, Relation
-from graph.operations import CallContext
 from graph.ops.bundle import EXPORT, IMPORT
 from graph.ops.bundle_import import IMPORT_CHUNK
+from graph.ops.operation import CallContext
+from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
 from tests.helpers import forget, names, recall, remember
 
 pytestmark = pytest.mark.django_db

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from graph import consistency, vectors
+from graph.indexing import consistency, vectors
 from graph.models import Entity, EntityVector, Status
 from tests.helpers import names, recall, remember
 from tests.processes import ROOT, memesh_env, run_python

@@ -26,7 +26,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from graph.operations import OPERATIONS
+from graph.ops.registry import OPERATIONS
 from tests import mcp_checks
 from tests.processes import ROOT, free_port, memesh_env, stop, wait_until_healthy
 from tests.test_serve import memesh

@@ -86,7 +86,8 @@ def test_migrations_create_the_fts5_and_vocab_tables_and_no_fixed_width_vec0_tab
     assert "USING fts5" in tables["graph_entity_fts"]
     assert "USING fts5" in tables["graph_entity_fts_archived"]
     assert "USING fts5vocab" in tables["graph_entity_fts_vocab"]
-    # vec0 tables are made per index generation, at the embedder's width (graph/vectors.py).
+    # vec0 tables are made per index generation, at the embedder's width
+    # (graph/indexing/vectors.py).
     assert "graph_entity_vec" not in tables
     assert not any(name.startswith("graph_vec_g") for name in tables)
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from graph import vectors
 from graph.embedding import provider
+from graph.indexing import vectors
 from tests.fakes.embedding_server import FakeEmbeddingServer
 from tests.helpers import remember
 from tests.processes import memesh_env, run_python

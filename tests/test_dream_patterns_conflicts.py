@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from graph import vectors
+from graph.indexing import vectors
 from graph.models import Entity
 from proposals.config import config_path, config_update
 from proposals.conflicts import conflict_candidates, dream_conflicts

@@ -235,7 +235,7 @@ def test_the_validator_softens_rejects_or_is_unavailable(llm):
 
 
 def test_semantic_clustering_when_vectors_exist(llm, monkeypatch):
-    from graph import vectors
+    from graph.indexing import vectors
     from tests.vector_support import use_embedder
 
     use_embedder(monkeypatch, "deterministic")

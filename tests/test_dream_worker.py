@@ -37,7 +37,8 @@ import json
 import django
 django.setup()
 from django.test import Client
-from graph.operations import OPERATIONS, CallContext
+from graph.ops.operation import CallContext
+from graph.ops.registry import OPERATIONS
 for i in range(6):
     OPERATIONS["remember"].run(
         {"name": f"commit-{i}", "type": "commit", "observations": [f"commit {i} body"],

@@ -23,7 +23,8 @@ from api.schema_export import (
     strict_allowed,
     strict_reason,
 )
-from api.tool_schemas import tool_definitions, tool_operations
+from api.tool_schemas import tool_definitions
+from graph.ops.registry import tool_operations
 from memesh_site.cli import command_args
 
 SNAPSHOTS = Path(settings.BASE_DIR) / "docs" / "schema"

@@ -29,7 +29,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from api.openapi import openapi_document
-from graph.access import discard_pending_accesses
+from graph.ops.recall.access import discard_pending_accesses
 from tests.helpers import remember
 
 pytestmark = pytest.mark.django_db

@@ -15,9 +15,9 @@ from django.db import transaction
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from graph import text
-from graph.access import discard_pending_accesses
-from graph.schemas import MAX_OBSERVATION_CHARS
+from graph.ops.fields import MAX_OBSERVATION_CHARS
+from graph.ops.recall.access import discard_pending_accesses
+from graph.search import text
 from tests.helpers import names, recall, remember
 
 pytestmark = pytest.mark.django_db
@@ -79,7 +79,7 @@ def _in_savepoint(check: Callable[[], None]) -> None:
 @example(word="資料", before="\x00\x1b", after="\u202e")
 @example(word="naïve", before="", after="")
 # A word longer than FTS5's 32768-byte token limit was stored cut short while the term lookup
-# searched for it whole, so it was never found (fixed in graph/text.py).
+# searched for it whole, so it was never found (fixed in graph/search/text.py).
 @example(word="\U0001d400" * 8193, before="", after="")
 def test_a_memory_is_recalled_by_a_rare_word_whatever_surrounds_it(
     background: None, word: str, before: str, after: str
@@ -133,7 +133,7 @@ def test_each_of_several_memories_is_recalled_by_its_own_word(
 @settings(FUZZ, max_examples=15)
 @given(word=rare_words, noise=st.integers(0, 800), first=st.booleans())
 # Found by the text fuzzing: over 500 distinct query terms failed with SQLite's compound-SELECT
-# limit before the 32-term cap applied (fixed in graph/managers.py, term_doc_freqs).
+# limit before the 32-term cap applied (fixed in graph/storage/keyword_index.py, term_doc_freqs).
 @example(word="kubernetes", noise=600, first=False)
 def test_a_rare_word_is_found_among_hundreds_of_query_words_that_match_nothing(
     background: None, word: str, noise: int, first: bool

@@ -1,4 +1,4 @@
-"""Property tests of the text pipeline (graph/text.py) against the real FTS5 index.
+"""Property tests of the text pipeline (graph/search/text.py) against the real FTS5 index.
 
 Whatever Unicode a memory or a query holds — control characters, quotes, FTS5 operators, very
 long runs — segmentation must not raise, every token must survive FTS5's `ascii` tokenizer
@@ -16,11 +16,11 @@ from django.utils import timezone
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from graph import text
-from graph.access import discard_pending_accesses
-from graph.managers import LIVE_FTS, VOCAB
 from graph.models import Entity
-from graph.schemas import MAX_QUERY_CHARS
+from graph.ops.fields import MAX_QUERY_CHARS
+from graph.ops.recall.access import discard_pending_accesses
+from graph.search import text
+from graph.storage.keyword_index import LIVE_FTS, VOCAB
 from tests.helpers import recall, remember
 
 # Fixed seed, bounded examples: reproducible in CI, still generated (not a fixed table).
@@ -163,7 +163,7 @@ def test_every_match_expression_is_valid_fts5(query: str) -> None:
 @given(queries.map(lambda q: q[:MAX_QUERY_CHARS]))
 # Found by this test: more than 500 distinct terms made the document-frequency lookup one
 # compound SELECT over SQLite's 500-arm limit ("too many terms in compound SELECT", a 500).
-# graph/managers.py (term_doc_freqs) now batches the lookup.
+# graph/storage/keyword_index.py (term_doc_freqs) now batches the lookup.
 @example(" ".join(f"w{i}" for i in range(501)))
 @example("".join(chr(0x4E00 + i) for i in range(3000)))
 def test_recall_answers_any_query_up_to_the_length_limit(query: str) -> None:
@@ -195,7 +195,7 @@ def test_match_expression_quotes_any_string_it_is_given(strings: list[str]) -> N
 @example("ก\u0e31\u0e31 ๑")
 # Found by this test: FTS5 cuts a token at 32768 UTF-8 bytes, so the vocabulary held a shorter
 # term than the pipeline's (minimised: one word of 8,193 four-byte letters, a 9,000-character
-# document of 2-byte letters failed the same way). graph/text.py now cuts tokens itself.
+# document of 2-byte letters failed the same way). graph/search/text.py now cuts tokens itself.
 @example("\U0001d400" * 8193)
 @example("é" * 16385 + " x")
 def test_the_index_holds_exactly_the_python_tokens_and_each_is_found(document: str) -> None:

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from django.db import connections
 
-from graph import vectors
 from graph.embedding.local import LocalMiniLM
-from graph.text import embedding_text
+from graph.indexing import vectors
+from graph.search.text import embedding_text
 from tests.fakes.embedding_server import FakeEmbeddingServer, Reply
 from tests.helpers import names, recall, remember
 from tests.vector_support import live, reset_index_tables, use_embedder, use_fake_openai

@@ -13,9 +13,9 @@ import pytest
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
-from graph import text
-from graph.managers import ARCHIVED_FTS, LIVE_FTS, VOCAB
 from graph.models import Entity, Observation, Relation, Tag
+from graph.search import text
+from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS, VOCAB
 from tests.helpers import forget, remember
 
 # Each entity of the scenario, the word only it carries now, and where it must be indexed.

@@ -1,4 +1,4 @@
-"""The raw SQL behind recall (graph/managers.py) returns what the ranking needs."""
+"""The raw SQL behind recall (graph/storage/keyword_index.py) returns what the ranking needs."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from graph import text
 from graph.models import Entity
+from graph.search import text
 from tests.helpers import forget, remember
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ from django.core.management.base import CommandError
 
 from graph.errors import InvalidInput
 from graph.models import Entity
-from graph.operations import CallContext
-from graph.ops.learn import OPERATION, error_signature, error_words, lesson_name
+from graph.ops.learn import LEARN, error_signature, error_words, lesson_name
+from graph.ops.operation import CallContext
 from tests.helpers import names, recall
 
 pytestmark = pytest.mark.django_db
@@ -22,7 +22,7 @@ CTX = CallContext(source_host="test", project="acme/shop")
 
 
 def learn(error: str, fix: str, ctx: CallContext = CTX, **fields: Any) -> dict[str, Any]:
-    return OPERATION.run({"error": error, "fix": fix, **fields}, ctx)
+    return LEARN.run({"error": error, "fix": fix, **fields}, ctx)
 
 
 def lesson(name: str) -> Entity:
@@ -208,7 +208,7 @@ def test_it_refuses_when_no_project_is_known() -> None:
 )
 def test_it_rejects_bad_input(payload: dict[str, Any]) -> None:
     with pytest.raises(InvalidInput):
-        OPERATION.run(payload, CTX)
+        LEARN.run(payload, CTX)
 
 
 def test_the_cli_learns_into_the_given_project_and_prints_json() -> None:

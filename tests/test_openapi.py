@@ -29,7 +29,7 @@ from api.openapi import (
     rest_operations,
     route_path,
 )
-from graph.operations import OPERATIONS
+from graph.ops.registry import OPERATIONS
 from tests.helpers import remember
 from tests.rest import assert_error, assert_json
 

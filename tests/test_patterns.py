@@ -15,7 +15,7 @@ from django.core.management import call_command
 
 from graph.errors import InvalidInput
 from graph.models import Entity
-from graph.ops.patterns import OPERATION, UserPatternsOutput, render_markdown
+from graph.ops.patterns import USER_PATTERNS, UserPatternsOutput, render_markdown
 from tests.helpers import CTX, forget, remember
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +40,7 @@ def local_zone() -> Iterator[Any]:
 
 
 def patterns(**payload: Any) -> dict[str, Any]:
-    return OPERATION.run(payload, CTX)
+    return USER_PATTERNS.run(payload, CTX)
 
 
 def made(name: str, when: datetime, *obs: str, type: str = "note", **fields: Any) -> None:
@@ -177,14 +177,14 @@ def test_categories_filter_the_result() -> None:
 @pytest.mark.parametrize("payload", [{"categories": ["nope"]}, {"categories": "workflow"}])
 def test_it_rejects_unknown_categories(payload: dict[str, Any]) -> None:
     with pytest.raises(InvalidInput):
-        OPERATION.run(payload, CTX)
+        USER_PATTERNS.run(payload, CTX)
 
 
 def test_markdown_has_a_section_per_requested_category(local_zone: Any) -> None:
     made("a", datetime(2026, 8, 17, 9, 5, tzinfo=UTC), "x", type="decision")
     made("s1", datetime(2026, 8, 18, 14, 0, tzinfo=UTC), "Tools used: Read", type="session")
 
-    text = render_markdown(OPERATION.handler(OPERATION.parse({}), CTX))  # type: ignore[arg-type]
+    text = render_markdown(USER_PATTERNS.handler(USER_PATTERNS.parse({}), CTX))  # type: ignore[arg-type]
     partial = render_markdown(UserPatternsOutput.model_validate(patterns(categories=["workflow"])))
 
     assert "## Work schedule" in text and "09:00 (1)" in text and "Tuesday (1)" in text

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from graph.project import project_id, project_tag, slug_from_url
+from graph.project import project_id, slug_from_url
+from graph.project_tags import project_tag
 
 
 def make_repo(root: Path, origin: str | None = None) -> Path:

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from graph.errors import InvalidInput, NotFound, OperationFailed
-from graph.managers import ARCHIVED_FTS, LIVE_FTS
 from graph.models import Entity, Relation, Status
+from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
 from proposals.models import Proposal, ProposalKind, ProposalReview, ProposalStatus
 from proposals.selectors import proposal_detail, proposal_list, proposal_sources
 from proposals.services import accept_proposal, proposal_stage, reject_proposal

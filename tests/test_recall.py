@@ -6,9 +6,9 @@ import unicodedata
 
 import pytest
 
-from graph.access import flush_accesses
 from graph.errors import InvalidInput
 from graph.models import Entity
+from graph.ops.recall.access import flush_accesses
 from tests.helpers import forget, names, recall, remember
 
 pytestmark = pytest.mark.django_db

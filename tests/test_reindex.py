@@ -20,13 +20,14 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from graph import reindex, selectors, vectors
 from graph.embedding.deterministic import DeterministicEmbedder
+from graph.indexing import reindex, vectors
+from graph.indexing.reindex import BATCH, MAX_CONSECUTIVE_FAILURES, ReindexRefused, ReindexResult
+from graph.indexing.vectors import LIVE_KEY, STAGING_KEY
 from graph.models import Entity, EntityVector, MetaEntry, Status
-from graph.reindex import BATCH, MAX_CONSECUTIVE_FAILURES, ReindexRefused, ReindexResult
-from graph.text import text_hash
-from graph.vector_manager import table_name
-from graph.vectors import LIVE_KEY, STAGING_KEY
+from graph.ops.recall import vector_side as vector_sides
+from graph.search.text import text_hash
+from graph.storage.vector_index import table_name
 from tests.fakes.embedding_server import FakeEmbeddingServer, Reply
 from tests.helpers import forget, recall, remember
 from tests.processes import memesh_env, run_python
@@ -245,7 +246,7 @@ def test_live_index_keeps_answering_while_a_same_width_rebuild_fails_part_way(
 
     def check_then_fail() -> None:
         answer = recall("mtok7")
-        side = selectors.vector_side("mtok7 detail")
+        side = vector_sides.vector_side("mtok7 detail")
         during.append(
             (answer["retrieval"]["mode"], answer["retrieval"]["degraded"], side.generation)
         )
@@ -263,7 +264,7 @@ def test_live_index_keeps_answering_while_a_same_width_rebuild_fails_part_way(
     after = recall("mtok7")
     assert after["retrieval"]["mode"] == "hybrid"
     assert after["retrieval"]["degraded"] is False
-    assert selectors.vector_side("mtok7").generation == old.generation
+    assert vector_sides.vector_side("mtok7").generation == old.generation
     # What was embedded is kept in staging.
     assert EntityVector.objects.row_count(staging().generation) == 2 * BATCH == result.embedded
 

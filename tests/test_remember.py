@@ -8,7 +8,8 @@ import pytest
 
 from graph.errors import InvalidInput
 from graph.models import DEFAULT_CONFIDENCE, Entity
-from graph.operations import OPERATIONS, CallContext
+from graph.ops.operation import CallContext
+from graph.ops.registry import OPERATIONS
 from tests.helpers import forget, names, recall, remember
 
 pytestmark = pytest.mark.django_db

@@ -12,9 +12,12 @@ from django.db import connection
 
 from graph.errors import InvalidInput
 from graph.models import Entity
-from graph.operations import OPERATIONS, CallContext
-from graph.schemas import MAX_TITLE, RememberInput, parse_note
-from graph.services import entity_remember
+from graph.ops.fields import MAX_TITLE
+from graph.ops.operation import CallContext
+from graph.ops.registry import OPERATIONS
+from graph.ops.remember.note import parse_note
+from graph.ops.remember.schema import RememberInput
+from graph.ops.remember.service import entity_remember
 from tests.helpers import names, recall, remember
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""Multi-factor ranking (graph/scoring.py): usage separates only comparable relevance."""
+"""Multi-factor ranking (graph/search/scoring.py): usage separates only comparable relevance."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from graph import scoring
+from graph.search import scoring
 
 
 def candidate(entity_id: int, relevance: float, **overrides: object) -> scoring.Candidate:

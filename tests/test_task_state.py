@@ -13,9 +13,9 @@ from django.core.management.base import CommandError
 
 from graph.errors import InvalidInput
 from graph.models import MetaEntry
-from graph.operations import CallContext
+from graph.ops.operation import CallContext
 from graph.ops.task_state import (
-    OPERATION,
+    TASK_STATE,
     clean_value,
     read_task_state,
     state_key,
@@ -28,7 +28,7 @@ CTX = CallContext(source_host="test", project="acme/shop")
 
 
 def task(ctx: CallContext = CTX, **fields: Any) -> dict[str, Any]:
-    return OPERATION.run(fields, ctx)
+    return TASK_STATE.run(fields, ctx)
 
 
 def test_a_project_with_no_state_reads_as_null() -> None:
@@ -162,7 +162,7 @@ def test_it_refuses_when_no_project_is_known() -> None:
 )
 def test_it_rejects_bad_input(payload: dict[str, Any]) -> None:
     with pytest.raises(InvalidInput):
-        OPERATION.run(payload, CTX)
+        TASK_STATE.run(payload, CTX)
 
 
 def test_a_long_project_id_gets_a_key_that_fits_and_stays_distinct() -> None:

@@ -1,10 +1,10 @@
-"""The text pipeline: one tokenizer for index and query time (graph/text.py)."""
+"""The text pipeline: one tokenizer for index and query time (graph/search/text.py)."""
 
 from __future__ import annotations
 
 import unicodedata
 
-from graph import text
+from graph.search import text
 
 
 def test_it_folds_nfc_and_nfd_spellings_to_the_same_token() -> None:

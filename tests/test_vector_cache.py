@@ -10,10 +10,11 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from graph import vector_cache, vectors
 from graph.embedding.deterministic import DeterministicEmbedder
+from graph.indexing import vectors
 from graph.models import EntityVector
-from graph.vector_cache import coarse_candidates, sign_bits
+from graph.storage import vector_cache
+from graph.storage.vector_cache import coarse_candidates, sign_bits
 from tests.helpers import forget, remember
 from tests.vector_support import entity_id, live, reset_index_tables, use_embedder
 

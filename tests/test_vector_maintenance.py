@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 from django.db import transaction
 
-from graph import doctor, vectors
+from graph import doctor
+from graph.indexing import vectors
 from graph.models import Entity, EntityVector
-from graph.text import embedding_text
+from graph.search.text import embedding_text
 from tests.fakes.embedding_server import FakeEmbeddingServer, Reply
 from tests.helpers import forget, names, recall, remember
 from tests.vector_support import (

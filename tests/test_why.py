@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from graph.models import Entity
-from graph.operations import OPERATIONS
+from graph.ops.registry import OPERATIONS
 from tests.helpers import CTX, remember
 from tests.rest import assert_error, post_json
 

@@ -35,7 +35,8 @@ REMEMBER = """
 import sys
 import django
 django.setup()
-from graph.operations import OPERATIONS, CallContext
+from graph.ops.operation import CallContext
+from graph.ops.registry import OPERATIONS
 OPERATIONS["remember"].run(
     {"name": sys.argv[1], "type": "note", "observations": [sys.argv[2]]},
     CallContext(source_host="cli"),

@@ -11,11 +11,11 @@ import re
 import pytest
 from django.db import connection
 
-from graph import vectors
-from graph.managers import ARCHIVED_FTS, LIVE_FTS
+from graph.indexing import vectors
 from graph.models import Entity, MetaEntry
-from graph.text import embedding_text, text_hash
-from graph.vector_manager import table_name
+from graph.search.text import embedding_text, text_hash
+from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
+from graph.storage.vector_index import table_name
 from tests.fakes.embedding_server import FakeEmbeddingServer
 
 FAKE_MODEL = "fake-embed"

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from graph.errors import MemeshError
-from graph.operation import CallContext, Operation
+from graph.ops.operation import CallContext, Operation
 from graph.project import project_id
 
 PROJECT_HELP = "Project id (default: this directory's project)."

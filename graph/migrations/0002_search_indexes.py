@@ -1,11 +1,11 @@
-"""Keyword and vector indexes as virtual tables (see graph/managers.py for how they are used).
+"""Keyword and vector indexes as virtual tables (see graph/storage/keyword_index.py for how they are used).
 
 The FTS5 tables store their (already tokenized) text rather than being contentless: a
 `contentless_delete=1` table deletes a row without knowing its tokens and never takes it out
 of the bm25 statistics (row total, per-column token totals), so with memesh rewriting a row on
 every write, IDF and average lengths would drift with edit history and rankings would differ
 from a rebuilt index. The `ascii` tokenizer splits only on ASCII separators: memesh has
-already tokenized the text (graph/text.py). Each table has an fts5vocab companion giving
+already tokenized the text (graph/search/text.py). Each table has an fts5vocab companion giving
 per-term document counts for the query guard.
 
 The vec0 table needs the sqlite-vec extension. Where it cannot load, the migration skips it and

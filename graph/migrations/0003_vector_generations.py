@@ -1,4 +1,4 @@
-"""Vector index generations (graph/vector_manager.py) replace the single vec0 table.
+"""Vector index generations (graph/storage/vector_index.py) replace the single vec0 table.
 
 Each generation's vec0 table is created when that generation starts, at its provider's width,
 so the fixed-width `graph_entity_vec` of 0002 goes. Existing entities get their
@@ -8,7 +8,7 @@ embedding_hash here; the embedding worker then sees them as waiting for a vector
 import django.utils.timezone
 from django.db import migrations, models
 
-from graph.text import embedding_text, text_hash
+from graph.search.text import embedding_text, text_hash
 
 
 def fill_embedding_hashes(apps, schema_editor):

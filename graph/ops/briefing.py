@@ -25,9 +25,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from pydantic import AfterValidator, Field
 
-from graph.managers import EntityDocument
-from graph.models import Entity, MetaEntry, Namespace, Status
-from graph.operation import CallContext, Operation
+from graph.models import Entity, Namespace, Status
 from graph.ops.briefing_render import (
     MAX_REASON_CHARS,
     Section,
@@ -36,8 +34,17 @@ from graph.ops.briefing_render import (
     memory_line,
     wrap,
 )
-from graph.project import project_tag
-from graph.schemas import MAX_TAG_CHARS, Output, StrictInput
+from graph.ops.fields import Output, StrictInput
+from graph.ops.operation import READ_ONLY, CallContext, Operation
+from graph.ops.task_state import STALE_AFTER, read_task_state, task_state_time
+from graph.project_tags import (
+    MAX_PROJECT_CHARS,
+    PROJECT_TAG_PREFIX,
+    is_project_tag,
+    project_of,
+    project_tag,
+)
+from graph.storage.documents import EntityDocument
 
 Level = Literal["minimal", "standard", "full"]
 
@@ -66,14 +73,9 @@ MAX_GLOBAL = 5
 MAX_INDEX = 40  # the agent guide's index cap (its byte cap is subsumed by the shared budget)
 MAX_HANDOFF_CHARS = 400
 
-TASK_STATE_MAX_AGE = timedelta(hours=72)
 UNCONFIRMED_AFTER_DAYS = 30
-# Clocks of different hosts disagree a little; a time further ahead than this is implausible.
-CLOCK_SKEW = timedelta(minutes=5)
-EARLIEST_PLAUSIBLE = datetime(2000, 1, 1, tzinfo=UTC)
 
 _REASON_PREFIXES = ("why:", "reason:", "because")
-_PROJECT_PREFIX = "project:"
 
 
 def _project_name(value: str) -> str:
@@ -86,7 +88,7 @@ def _project_name(value: str) -> str:
 class BriefingInput(StrictInput):
     project: Annotated[
         str | None,
-        Field(min_length=1, max_length=MAX_TAG_CHARS - len(_PROJECT_PREFIX)),
+        Field(min_length=1, max_length=MAX_PROJECT_CHARS),
         AfterValidator(lambda v: None if v is None else _project_name(v)),
     ] = Field(
         default=None,
@@ -233,7 +235,7 @@ def _plain_line(candidate: Candidate) -> str:
 
 
 def _projects_of(doc: EntityDocument) -> list[str]:
-    return [t[len(_PROJECT_PREFIX) :] for t in doc.tags if t.startswith(_PROJECT_PREFIX)]
+    return [project_of(t) for t in doc.tags if is_project_tag(t)]
 
 
 def _age(delta: timedelta) -> str:
@@ -248,30 +250,8 @@ def _age(delta: timedelta) -> str:
 # --- task state -----------------------------------------------------------------------------
 
 
-def _read_task_state(project: str) -> dict[str, Any] | None:
-    try:
-        from graph.ops.task_state import read_task_state
-    except ImportError:
-        # Built in parallel; until it lands, read the stored entry it writes.
-        entry = MetaEntry.objects.filter(key=f"task_state:{project}").first()
-        return entry.value if entry is not None and isinstance(entry.value, dict) else None
-    state = read_task_state(project)
-    return state if isinstance(state, dict) else None
-
-
-def task_state_time(state: dict[str, Any], now: datetime) -> datetime | None:
-    """When the state was stated, or None when that time is missing or implausible."""
-    raw = state.get("updated_at")
-    if not isinstance(raw, str):
-        return None
-    try:
-        when = datetime.fromisoformat(raw.strip())
-    except ValueError:
-        return None
-    # No zone means no way to know the age (as graph.ops.task_state judges it too).
-    if when.tzinfo is None or when < EARLIEST_PLAUSIBLE or when > now + CLOCK_SKEW:
-        return None
-    return when
+def _read_task_state(project: str) -> dict[str, str] | None:
+    return read_task_state(project)
 
 
 def _task_state_section(project: str, level: Level, now: datetime) -> tuple[Section, bool]:
@@ -295,7 +275,7 @@ def _task_state_section(project: str, level: Level, now: datetime) -> tuple[Sect
             "current: run `memesh task` to see it, and re-state what still holds."
         )
         return section, False
-    if now - when > TASK_STATE_MAX_AGE:
+    if now - when > STALE_AFTER:
         section.lines.append(
             f"- The task state was stated {_age(now - when)} and is not current: run "
             "`memesh task` to see it, and re-state what still holds."
@@ -357,12 +337,12 @@ def _project_sections(
 def _shared_sections(project: str | None, level: Level, skip: set[int]) -> list[Section]:
     no_project = Section("Memories with no project")
     loose = Entity.objects.exclude(namespace=Namespace.GLOBAL).exclude(
-        tags__name__startswith=_PROJECT_PREFIX
+        tags__name__startswith=PROJECT_TAG_PREFIX
     )
     no_project.lines = [_plain_line(c) for c in _select(loose, MAX_NO_PROJECT, skip)]
     sections = [no_project]
     if level == "full":
-        others = Entity.objects.filter(tags__name__startswith=_PROJECT_PREFIX)
+        others = Entity.objects.filter(tags__name__startswith=PROJECT_TAG_PREFIX)
         if project is not None:
             others = others.exclude(tags__name=project_tag(project))
         other = Section("Other projects — recent activity")
@@ -417,7 +397,7 @@ def _handler(data: BriefingInput, ctx: CallContext) -> BriefingOutput:
     return build_briefing(data.project or ctx.project, data.level)
 
 
-OPERATION = Operation(
+BRIEFING = Operation(
     name="briefing",
     summary=(
         "The assembled work topology of a project, fenced as background data: its latest "
@@ -428,6 +408,7 @@ OPERATION = Operation(
     input_model=BriefingInput,
     output_model=BriefingOutput,
     handler=_handler,
+    hints=READ_ONLY,
     examples=[{}, {"project": "other-repo"}, {"level": "standard"}],
     # The reference has no POST /v1/briefing; MCP and the CLI expose it.
     rest=False,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from graph.operation import CallContext, Operation
 from graph.ops.bundle_export import ExportInput, ExportOutput, bundle_export
 from graph.ops.bundle_import import ImportInput, ImportOutput, bundle_entries_of, bundle_import
+from graph.ops.operation import READ_ONLY, CallContext, Operation, ToolHints
 
 
 def _export(data: ExportInput, ctx: CallContext) -> ExportOutput:
@@ -30,6 +30,7 @@ EXPORT = Operation(
     input_model=ExportInput,
     output_model=ExportOutput,
     handler=_export,
+    hints=READ_ONLY,
     examples=[{}, {"namespace": "team"}, {"tag": "project:myapp"}],
 )
 IMPORT = Operation(
@@ -42,6 +43,8 @@ IMPORT = Operation(
     input_model=ImportInput,
     output_model=ImportOutput,
     handler=_import,
+    hints=ToolHints(read_only=False, destructive=True, idempotent=False),
+    # destructive: `overwrite` replaces observations and tags.
     examples=[
         {"data": {"entities": []}, "merge_strategy": "skip"},
         {"data": {"entities": []}, "merge_strategy": "append", "namespace": "team"},

@@ -17,7 +17,7 @@ from django.utils import timezone
 from pydantic import Field
 
 from graph.models import Entity, Status
-from graph.schemas import NamespaceName, Output, StrictInput, TagName
+from graph.ops.fields import NamespaceName, Output, StrictInput, TagName
 
 BUNDLE_VERSION = "3.0.0"
 DEFAULT_EXPORT_LIMIT = 1000

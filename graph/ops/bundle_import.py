@@ -33,9 +33,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from graph.errors import InvalidInput
 from graph.models import Entity, Namespace, Observation, Relation, Tag
-from graph.operation import describe_validation_error
 from graph.ops.bundle_export import REPLACED_HISTORY, exported_at
-from graph.schemas import (
+from graph.ops.fields import (
     MAX_TITLE,
     Name,
     NamespaceName,
@@ -45,7 +44,8 @@ from graph.schemas import (
     TagName,
     TypeName,
 )
-from graph.text import normalize_observation
+from graph.ops.operation import describe_validation_error
+from graph.search.text import normalize_observation
 
 IMPORT_CHUNK = 500
 MAX_REPORTED_ERRORS = 100

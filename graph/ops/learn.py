@@ -19,16 +19,11 @@ from pydantic import AfterValidator, Field
 
 from graph.errors import InvalidInput
 from graph.models import Entity, Tag
-from graph.operation import CallContext, Operation
-from graph.project import project_tag
-from graph.schemas import (
-    MAX_OBSERVATION_CHARS,
-    Output,
-    ProjectValue,
-    RememberInput,
-    StrictInput,
-)
-from graph.services import entity_remember
+from graph.ops.fields import MAX_OBSERVATION_CHARS, Output, ProjectValue, StrictInput
+from graph.ops.operation import CallContext, Operation, ToolHints
+from graph.ops.remember.schema import RememberInput
+from graph.ops.remember.service import entity_remember
+from graph.project_tags import project_tag
 
 LESSON_TYPE = "lesson_learned"
 LESSON_CONFIDENCE = 1.0  # an explicit lesson is stated by the agent, not inferred
@@ -250,6 +245,7 @@ LEARN = Operation(
     input_model=LearnInput,
     output_model=LearnOutput,
     handler=_learn,
+    hints=ToolHints(read_only=False, destructive=False, idempotent=False),
     examples=[
         {
             "error": "TypeError: Cannot read property of null",
@@ -267,4 +263,3 @@ LEARN = Operation(
     ],
     rest=True,  # POST /v1/learn
 )
-OPERATION = LEARN

@@ -29,8 +29,8 @@ from django.db.models.functions import TruncHour
 from pydantic import Field
 
 from graph.models import Entity, Observation, Status, Tag
-from graph.operation import CallContext, Operation
-from graph.schemas import Output, StrictInput
+from graph.ops.fields import Output, StrictInput
+from graph.ops.operation import READ_ONLY, CallContext, Operation
 
 Category = Literal[
     "workSchedule", "toolPreferences", "focusAreas", "workflow", "strengths", "learningAreas"
@@ -354,9 +354,11 @@ USER_PATTERNS = Operation(
     input_model=UserPatternsInput,
     output_model=UserPatternsOutput,
     handler=_user_patterns,
+    hints=READ_ONLY,
+    # MCP answers in markdown (the reference's MCP form); REST keeps the JSON.
+    mcp_text=render_markdown,
     examples=[{}, {"categories": ["workflow", "workSchedule"]}],
     # The reference's route is GET /v1/patterns (categories=a,b in the query string).
     method="GET",
     route="patterns",
 )
-OPERATION = USER_PATTERNS

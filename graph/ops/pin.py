@@ -12,8 +12,8 @@ from django.db import transaction
 from pydantic import Field
 
 from graph.models import Entity
-from graph.operation import CallContext, Operation
-from graph.schemas import Name, Output, StrictInput
+from graph.ops.fields import Name, Output, StrictInput
+from graph.ops.operation import CallContext, Operation, ToolHints
 
 PIN_KEY = "pin"
 
@@ -63,6 +63,7 @@ PIN = Operation(
     input_model=PinInput,
     output_model=PinOutput,
     handler=_pin,
+    hints=ToolHints(read_only=False, destructive=False, idempotent=True),
     examples=[{"name": "auth-architecture-decision"}],
     rest=False,  # the reference has the CLI commands only, no /v1 route
 )
@@ -72,7 +73,7 @@ UNPIN = Operation(
     input_model=PinInput,
     output_model=PinOutput,
     handler=_unpin,
+    hints=ToolHints(read_only=False, destructive=False, idempotent=True),
     examples=[{"name": "auth-architecture-decision"}],
     rest=False,
 )
-OPERATIONS = (PIN, UNPIN)  # this module defines two; the registry takes both

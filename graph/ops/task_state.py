@@ -20,8 +20,9 @@ from pydantic import Field
 
 from graph.errors import InvalidInput
 from graph.models import MetaEntry
-from graph.operation import CallContext, Operation
-from graph.schemas import Output, StrictInput
+from graph.ops.fields import Output, StrictInput
+from graph.ops.operation import CallContext, Operation, ToolHints
+from graph.project_tags import project_of
 
 FieldName = Literal["goal", "next", "blocked", "done"]
 FIELDS: tuple[FieldName, ...] = ("goal", "next", "blocked", "done")
@@ -32,6 +33,9 @@ KEY_PREFIX = "task_state:"
 _KEY_MAX = MetaEntry._meta.get_field("key").max_length or 100
 # The agent guide: a state stated more than 72 hours ago is never shown as current.
 STALE_AFTER = timedelta(hours=72)
+# Clocks of different hosts disagree a little; a time further ahead than this is implausible.
+CLOCK_SKEW = timedelta(minutes=5)
+EARLIEST_PLAUSIBLE = datetime(2000, 1, 1, tzinfo=UTC)
 
 StateValue = Annotated[str, Field(max_length=MAX_INPUT_CHARS)]
 
@@ -119,18 +123,30 @@ def task_state_freshness(
     if state is None:
         return None
     now = now or timezone.now()
-    try:
-        stated = datetime.fromisoformat(state.get("updated_at", "").replace("Z", "+00:00"))
-    except ValueError:
-        return "unknown"
-    if stated.tzinfo is None or stated > now + timedelta(minutes=5):
+    stated = task_state_time(state, now)
+    if stated is None:
         return "unknown"
     return "stale" if now - stated > STALE_AFTER else "fresh"
 
 
+def task_state_time(state: Mapping[str, Any], now: datetime) -> datetime | None:
+    """When the state was stated, or None when that time is missing or implausible: no zone
+    (no way to know the age), before 2000, or ahead of the clock by more than a skew."""
+    raw = state.get("updated_at")
+    if not isinstance(raw, str):
+        return None
+    try:
+        when = datetime.fromisoformat(raw.strip())
+    except ValueError:
+        return None
+    if when.tzinfo is None or when < EARLIEST_PLAUSIBLE or when > now + CLOCK_SKEW:
+        return None
+    return when
+
+
 def resolve_project(requested: str | None, ctx: CallContext) -> str:
     # `project:x` means project x, as in remember and learn: the tag prefix is not doubled.
-    project = (requested or "").strip().removeprefix("project:").strip() or ctx.project
+    project = project_of(requested or "") or ctx.project
     if not project:
         raise InvalidInput(
             "No project: pass `project`; this caller has no current project", field="project"
@@ -201,6 +217,8 @@ TASK_STATE = Operation(
     input_model=TaskStateInput,
     output_model=TaskStateOutput,
     handler=task_state,
+    hints=ToolHints(read_only=False, destructive=True, idempotent=True),
+    # destructive: an empty string clears a field.
     examples=[
         {"project": "myproject"},
         {
@@ -212,4 +230,3 @@ TASK_STATE = Operation(
     ],
     rest=False,  # the reference lists no /v1/task_state route
 )
-OPERATION = TASK_STATE

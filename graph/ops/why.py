@@ -24,10 +24,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from graph.models import Entity, Status
-from graph.operation import CallContext, Operation
-from graph.project import project_tag
-from graph.schemas import EntityOutput, Output, StrictInput
-from graph.selectors import entity_outputs
+from graph.ops.entity_view import EntityOutput, entity_outputs
+from graph.ops.fields import Output, StrictInput
+from graph.ops.operation import READ_ONLY, CallContext, Operation
+from graph.project_tags import project_tag
 
 SESSION_CAP = 200
 FILE_MEMORY_CAP = 50
@@ -164,6 +164,9 @@ WHY = Operation(
     input_model=WhyInput,
     output_model=WhyOutput,
     handler=_why,
+    hints=READ_ONLY,
+    # The graph half of a CLI command and a REST route; the reference lists no such tool.
+    tool=False,
     examples=[
         {"file": "src/auth.ts", "commits": ["abc1234"], "limit": 10},
         {"file": "src/auth.ts"},

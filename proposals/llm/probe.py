@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graph.errors import InvalidInput
-from graph.operation import describe_validation_error
+from graph.ops.operation import describe_validation_error
 from proposals.config import API_KEY_PATTERN
 from proposals.llm.providers import ProviderError, list_models, timeout_seconds
 from proposals.llm.redact import redact_message

@@ -38,7 +38,7 @@ COMBINABLE = [
     "stray-generation",
 ]
 ALL = [*COMBINABLE, "live-table-dropped"]
-# The issue kind graph.consistency must report for each corruption.
+# The issue kind graph.indexing.consistency must report for each corruption.
 EXPECTED_KIND = {
     "delete-fts-row": "fts.missing",
     "change-fts-text": "fts.stale_text",
@@ -67,7 +67,8 @@ def unique_word(corruption: str) -> str:
 
 def seed(corruptions: list[str]) -> None:
     """One entity per corruption (archived where the corruption needs it), plus bystanders."""
-    from graph.operations import OPERATIONS, CallContext
+    from graph.ops.operation import CallContext
+    from graph.ops.registry import OPERATIONS
 
     ctx = CallContext(source_host="test")
     for i in range(5):
@@ -89,7 +90,8 @@ def seed(corruptions: list[str]) -> None:
 
 
 def archive_where_needed(corruptions: list[str]) -> None:
-    from graph.operations import OPERATIONS, CallContext
+    from graph.ops.operation import CallContext
+    from graph.ops.registry import OPERATIONS
 
     ctx = CallContext(source_host="test")
     for corruption in corruptions:
@@ -105,10 +107,10 @@ def corrupt(corruption: str, float_rows: dict[int, bytes]) -> list[int]:
     """
     from django.db import connection
 
-    from graph import vectors
-    from graph.managers import ARCHIVED_FTS, LIVE_FTS
+    from graph.indexing import vectors
     from graph.models import Entity
-    from graph.vector_manager import table_name
+    from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
+    from graph.storage.vector_index import table_name
 
     live = vectors.live_generation()
     assert live is not None, "build the live vector index first"
@@ -184,7 +186,7 @@ def corrupt(corruption: str, float_rows: dict[int, bytes]) -> list[int]:
 def live_float_rows() -> dict[int, bytes]:
     from django.db import connection
 
-    from graph import vectors
+    from graph.indexing import vectors
 
     live = vectors.live_generation()
     assert live is not None
@@ -202,7 +204,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from graph import vectors
+    from graph.indexing import vectors
 
     seed(COMBINABLE)
     report = vectors.embed_pending()

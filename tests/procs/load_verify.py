@@ -32,7 +32,7 @@ SHOWN = 10
 def settled() -> bool:
     from django.db import close_old_connections
 
-    from graph import vectors
+    from graph.indexing import vectors
     from graph.models import EntityVector
 
     close_old_connections()
@@ -83,9 +83,9 @@ def check_promises(journal: dict[str, Any]) -> list[str]:
 
 
 def check_fts() -> list[str]:
-    from graph.managers import ARCHIVED_FTS, LIVE_FTS
     from graph.models import Entity
-    from graph.text import index_text
+    from graph.search.text import index_text
+    from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
 
     problems = []
     obs: dict[int, list[str]] = {}
@@ -125,10 +125,10 @@ def check_fts() -> list[str]:
 
 
 def check_vectors() -> tuple[list[str], dict[str, Any]]:
-    from graph import vectors
+    from graph.indexing import vectors
     from graph.models import Entity, EntityVector
-    from graph.text import text_hash
-    from graph.vector_manager import table_name
+    from graph.search.text import text_hash
+    from graph.storage.vector_index import table_name
 
     live = vectors.live_generation()
     if live is None:

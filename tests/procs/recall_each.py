@@ -46,7 +46,8 @@ def main() -> None:
     from django.db import connection
 
     from graph.models import Entity, Status
-    from graph.operations import OPERATIONS, CallContext
+    from graph.ops.operation import CallContext
+    from graph.ops.registry import OPERATIONS
     from tests.procs.remember_many import unique_token
 
     count, procs = int(sys.argv[1]), sys.argv[2:]

@@ -3,8 +3,8 @@
     .venv/bin/python bench/data/quality/check.py            # from the repository root
     .venv/bin/python bench/data/quality/check.py --verbose  # also list warnings one by one
 
-Content terms are memesh's own: `graph.text.query_terms` for a query and
-`graph.text.index_text` for a memory's name, observations and tags (what the keyword index
+Content terms are memesh's own: `graph.search.text.query_terms` for a query and
+`graph.search.text.index_text` for a memory's name, observations and tags (what the keyword index
 stores for it). A query's shared terms with a memory are
 `set(query_terms(query)) & set(index_text(memory_text).split())`.
 
@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent
 sys.path.insert(0, str(REPO))
 
-from graph.text import index_text, query_terms  # noqa: E402
+from graph.search.text import index_text, query_terms  # noqa: E402
 
 MIN_MEMORIES = 2000
 MIN_EN_QUERIES = 150

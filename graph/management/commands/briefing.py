@@ -8,12 +8,12 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from graph.management.operation_command import PROJECT_HELP, OperationCommand, given
-from graph.ops.briefing import OPERATION
+from graph.ops.briefing import BRIEFING
 
 
 class Command(OperationCommand):
     help = "Print this project's briefing: decisions, lessons, knowledge and recent activity."
-    operation = OPERATION
+    operation = BRIEFING
     json_help = "Print project, text and entityCount as JSON."
 
     def add_operation_arguments(self, parser: CommandParser) -> None:

@@ -1,7 +1,8 @@
 """`memesh doctor`: what works and what does not, with the fix for each problem.
 
-`--fix` first repairs what the index-consistency check finds (graph/consistency.py), then runs
-every check; the exit status is that of the checks after the repair (0 healthy, 1 not).
+`--fix` first repairs what the index-consistency check finds
+(graph/indexing/consistency.py), then runs every check; the exit status is that of the
+checks after the repair (0 healthy, 1 not).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from graph import vectors
 from graph.embedding import provider
+from graph.indexing import vectors
 
 
 class Command(BaseCommand):

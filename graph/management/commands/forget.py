@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from graph.management.operation_command import OperationCommand, given
-from graph.operations import FORGET
+from graph.ops.forget import FORGET
 
 
 class Command(OperationCommand):

@@ -17,9 +17,9 @@ from tqdm import tqdm
 
 from graph.errors import MemeshError
 from graph.models import Namespace
-from graph.operation import CallContext
 from graph.ops.bundle_import import ImportOutput, bundle_import
 from graph.ops.bundle_io import bundle_file_entries, bundle_scan
+from graph.ops.operation import CallContext
 from graph.project import project_id
 
 

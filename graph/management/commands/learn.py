@@ -7,12 +7,12 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from graph.management.operation_command import PROJECT_HELP, OperationCommand, given
-from graph.ops.learn import OPERATION
+from graph.ops.learn import LEARN
 
 
 class Command(OperationCommand):
     help = "Record a lesson: what went wrong, what fixed it, why, and how to prevent it."
-    operation = OPERATION
+    operation = LEARN
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
         # Required by the operation, which names a missing one (flags or --input).

@@ -7,12 +7,12 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from graph.management.operation_command import OperationCommand
-from graph.ops.patterns import CATEGORIES, OPERATION, UserPatternsOutput, render_markdown
+from graph.ops.patterns import CATEGORIES, USER_PATTERNS, UserPatternsOutput, render_markdown
 
 
 class Command(OperationCommand):
     help = "Show work schedule, tool preferences, focus areas, workflow, strengths, learning."
-    operation = OPERATION
+    operation = USER_PATTERNS
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(

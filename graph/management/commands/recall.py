@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from graph.management.operation_command import OperationCommand, given
-from graph.operations import RECALL
+from graph.ops.recall import RECALL
 
 # Observations longer than this are capped on display (storage and --json keep them whole).
 DISPLAY_CAP = 500
@@ -25,12 +25,21 @@ class Command(OperationCommand):
     operation = RECALL
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("query", nargs="*", help="Search words (none: recent memories).")
-        parser.add_argument("--tag", help="Only entities with this exact tag.")
-        parser.add_argument("--limit", type=int, help="Maximum results, 1-100 (default 20).")
-        parser.add_argument("--namespace", choices=["personal", "team", "global"])
-        parser.add_argument("--include-archived", action="store_true")
-        parser.add_argument("--cross-project", action="store_true")
+        # Help, limits and choices come from RecallInput's fields (one definition for every
+        # transport); the CLI's own choice is only that words are positional.
+        op = self.operation
+        parser.add_argument("query", nargs="*", help=op.field_help("query"))
+        parser.add_argument("--tag", help=op.field_help("tag"))
+        parser.add_argument("--limit", type=int, help=op.field_help("limit"))
+        parser.add_argument(
+            "--namespace", choices=op.field_choices("namespace"), help=op.field_help("namespace")
+        )
+        parser.add_argument(
+            "--include-archived", action="store_true", help=op.field_help("include_archived")
+        )
+        parser.add_argument(
+            "--cross-project", action="store_true", help=op.field_help("cross_project")
+        )
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
         payload = given(options, "tag", "limit", "namespace")

@@ -1,4 +1,5 @@
-"""`memesh reindex`: rebuild the vector index by generations (graph/reindex.py), or --fts."""
+"""`memesh reindex`: rebuild the vector index by generations (graph/indexing/reindex.py), or
+--fts."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from graph import reindex
 from graph.errors import MemeshError
+from graph.indexing import reindex
 from graph.models import Entity
 
 

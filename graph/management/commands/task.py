@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from graph.management.operation_command import PROJECT_HELP, OperationCommand, given
-from graph.ops.task_state import FIELDS, OPERATION, read_task_state, task_state_freshness
+from graph.ops.task_state import FIELDS, TASK_STATE, read_task_state, task_state_freshness
 
 
 class Command(OperationCommand):
@@ -16,7 +16,7 @@ class Command(OperationCommand):
         '(an empty string clears a field, e.g. --blocked ""). Record only what the user said.'
     )
 
-    operation = OPERATION
+    operation = TASK_STATE
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--goal", default=None, help="What this work is for.")

@@ -1,7 +1,7 @@
-"""Reads of the memory graph: recall and the entity serialisation it uses.
+"""recall's selector: the hybrid recall pipeline, or the recent listing without a query.
 
-Recall pipeline for a query (graph.text has the tokenizer, graph.fusion the fusion,
-graph.scoring the formula):
+Recall pipeline for a query (graph.search.text has the tokenizer, graph.search.fusion the
+fusion, graph.search.scoring the formula):
 1. Tokenize; a non-empty query with nothing searchable returns nothing, and never reaches
    the vector side.
 2. Keyword side: each term's document frequency among active entities; the guard and cap;
@@ -9,37 +9,26 @@ graph.scoring the formula):
 3. Vector side, when it can run (vector_side): the query's embedding (cached), its nearest
    neighbours in the live generation, and the exact similarity of every keyword candidate.
 4. Fuse the two into one relevance, rank with the bounded usage factors, keep `limit`,
-   count an access for each one returned (batched: graph/access.py).
+   count an access for each one returned (batched: graph/ops/recall/access.py).
 No query lists recent memories (last write first) and counts no access: a listing is not a
 match.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-import numpy as np
 from django.utils import timezone
 
-from graph import fusion, scoring, text, vectors
-from graph.access import note_accesses
-from graph.embedding import provider
-from graph.embedding.base import EmbedderError
-from graph.managers import EntityDocument, KeywordHit
 from graph.models import Entity, EntityVector, Status
-from graph.schemas import (
-    EntityOutput,
-    Match,
-    RecallInput,
-    RecallOutput,
-    RelationOutput,
-    Retrieval,
-)
+from graph.ops.entity_view import Match, entity_outputs
+from graph.ops.recall.access import note_accesses
+from graph.ops.recall.schema import RecallInput, RecallOutput, Retrieval
+from graph.ops.recall.vector_side import VectorSide, plan_vector_side
+from graph.search import fusion, scoring, text
+from graph.storage.documents import EntityDocument
+from graph.storage.keyword_index import KeywordHit
 
 # Candidates read from FTS5 per result slot. Usage factors can lift a candidate only over
 # ones within USAGE_BOUND of its relevance, so a few times `limit` is enough to rank from.
@@ -48,16 +37,11 @@ MIN_CANDIDATES = 40
 # Sign-bit neighbours re-ranked by exact cosine: 400 kept 98 % of the true top 10 on MiniLM
 # vectors of 4,000 bench memories (200 kept 94 %).
 COARSE_CANDIDATES = 400
-logger = logging.getLogger(__name__)
 RELATION_CONTRADICTS = "contradicts"
 
 
-def entity_recall(*, data: RecallInput, strategy: str = "hybrid") -> RecallOutput:
-    """Recall for a query (hybrid when vectors can run), or the recent listing without one.
-
-    `strategy` is for evaluation only (bench/quality_eval.py): "keyword" or "vector" runs one
-    side alone. Transports always use the default.
-    """
+def entity_recall(*, data: RecallInput) -> RecallOutput:
+    """Recall for a query (hybrid when vectors can run), or the recent listing without one."""
     namespace = None if data.cross_project else data.namespace
     if data.query is None or not data.query.strip():
         return _recent(data, namespace)
@@ -74,18 +58,13 @@ def entity_recall(*, data: RecallInput, strategy: str = "hybrid") -> RecallOutpu
     inputs: dict[int, KeywordHit] = {}
     # The query is embedded on another thread while SQLite runs the keyword search (both
     # release the GIL): at 100k memories that hid the ~5 ms of the embedding.
-    planned = plan_vector_side(data.query) if strategy != "keyword" else VectorSide(None, False)
-    scored = []
-    if strategy != "vector":
-        scored = _keyword_candidates(data, terms, namespace, pool, now, planned.pending is not None)
-    side = planned.resolve()
+    planned = plan_vector_side(data.query)
+    scored = _keyword_candidates(data, terms, namespace, pool, now, planned.pending is not None)
+    side: VectorSide = planned.resolve()
     for hit, relative, weighed in scored:
         keyword[hit.entity_id] = weighed if side.ran else relative
         inputs[hit.entity_id] = hit
     similarity: dict[int, float] = {}
-    # The cut-off guards what recall returns; the vector-only evaluation baseline is the plain
-    # nearest-neighbour list.
-    cutoff = -1.0 if strategy == "vector" else fusion.SEMANTIC_CUTOFF
     if side.ran:
         assert side.generation is not None and side.query is not None
         for entity_id, sim in EntityVector.objects.nearest(
@@ -98,7 +77,9 @@ def entity_recall(*, data: RecallInput, strategy: str = "hybrid") -> RecallOutpu
             similarity[entity_id] = sim
         missing = [i for i in keyword if i not in similarity]
         similarity.update(EntityVector.objects.similarities(side.generation, side.query, missing))
-        semantic_only = [i for i, sim in similarity.items() if i not in keyword and sim >= cutoff]
+        semantic_only = [
+            i for i, sim in similarity.items() if i not in keyword and sim >= fusion.SEMANTIC_CUTOFF
+        ]
         for hit in Entity.objects.ranking_inputs(
             semantic_only, now=now, namespace=namespace, tag=data.tag
         ):
@@ -190,64 +171,6 @@ def _keyword_candidates(
     ]
 
 
-@dataclass(frozen=True)
-class VectorSide:
-    generation: int | None
-    degraded: bool
-    query: np.ndarray | None = None
-    token: str = ""  # tells generations of the same number apart (graph.vector_cache)
-    dimensions: int = 0
-    pending: Future[np.ndarray] | None = None  # the query's embedding, being computed
-
-    @property
-    def ran(self) -> bool:
-        return self.query is not None
-
-    def resolve(self) -> VectorSide:
-        """Wait for the query's embedding: the side ready to search, or degraded."""
-        if self.pending is None:
-            return self
-        try:
-            vector = self.pending.result()
-        except EmbedderError as exc:
-            logger.warning("query embedding failed, answering keyword-only: %s", exc)
-            return VectorSide(None, True)
-        if vector.shape != (self.dimensions,):
-            return VectorSide(None, True)
-        return VectorSide(self.generation, False, vector, self.token)
-
-
-_embedding_thread = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memesh-query-embed")
-
-
-def plan_vector_side(query: str) -> VectorSide:
-    """Whether the vector search can run for this query; if so, its embedding is started.
-
-    degraded: an embedder is configured but the vector side cannot run — sqlite-vec missing,
-    the live index built by another embedder (a reindex is due), no index yet while memories
-    exist, or the provider failing now (known once the embedding resolves).
-    """
-    embedder = provider.current()
-    if embedder is None:
-        return VectorSide(None, False)
-    if not vectors.vectors_supported():
-        return VectorSide(None, True)
-    live = vectors.live_generation()
-    if live is None:
-        return VectorSide(None, Entity.objects.indexed_row_count() > 0)
-    if live.identity != embedder.identity or embedder.dimensions not in (None, live.dimensions):
-        return VectorSide(None, True)  # another embedding space: a reindex is due
-    pending = _embedding_thread.submit(vectors.query_vector, embedder, query)
-    return VectorSide(
-        live.generation, False, token=live.created_at, dimensions=live.dimensions, pending=pending
-    )
-
-
-def vector_side(query: str) -> VectorSide:
-    """plan_vector_side, resolved: the side ready to search (or why it cannot)."""
-    return plan_vector_side(query).resolve()
-
-
 def _recent(data: RecallInput, namespace: str | None) -> RecallOutput:
     qs = Entity.objects.all()
     if not data.include_archived:
@@ -260,16 +183,6 @@ def _recent(data: RecallInput, namespace: str | None) -> RecallOutput:
     # A listing runs no search, so it is never degraded.
     retrieval = Retrieval(mode="fts", degraded=False, truncated=len(ids) > data.limit)
     return _envelope(Entity.objects.documents(ids[: data.limit]), {}, retrieval)
-
-
-def _history_view(metadata: dict[str, Any]) -> dict[str, Any]:
-    """metadata without the versions a `replace` kept, and how many there are: recall shows
-    only the count (the old lines must stop surfacing), export carries the versions."""
-    history = metadata.get("replaced_history")
-    if not history:
-        return {"metadata": metadata, "replaced_history_count": None}
-    rest = {k: v for k, v in metadata.items() if k != "replaced_history"}
-    return {"metadata": rest, "replaced_history_count": len(history)}
 
 
 def _envelope(
@@ -287,34 +200,3 @@ def _envelope(
         retrieval=retrieval,
         conflicts=conflicts or None,
     )
-
-
-def entity_outputs(
-    docs: Sequence[EntityDocument], matches: dict[int, Match] | None = None
-) -> list[EntityOutput]:
-    """Entities as every read operation returns them (recall's shape)."""
-    matches = matches or {}
-    # model_construct: every value comes typed from the database; validating it again
-    # cost more than the rest of the envelope.
-    return [
-        EntityOutput.model_construct(
-            **_history_view(doc.metadata),
-            id=doc.id,
-            name=doc.name,
-            title=doc.title,
-            type=doc.type,
-            namespace=doc.namespace,
-            status=doc.status,
-            created_at=doc.created_at,
-            updated_at=doc.updated_at,
-            confidence=doc.confidence,
-            observations=doc.observations,
-            tags=doc.tags,
-            relations=[
-                RelationOutput.model_construct(from_=from_name, to=to_name, type=rel_type)
-                for from_name, _, to_name, rel_type in doc.relations
-            ],
-            match=matches.get(doc.id),
-        )
-        for doc in docs
-    ]

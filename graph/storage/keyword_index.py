@@ -7,7 +7,7 @@ archived rows out of the live table means ordinary recall can never surface them
 fts5vocab table over the live index gives the per-term document counts that the
 document-frequency guard needs, counted over active rows only, in one index lookup per term.
 
-Every column holds `graph.text.index_text(...)` output: memesh tokenizes in Python and FTS5's
+Every column holds `graph.search.text.index_text(...)` output: memesh tokenizes in Python and FTS5's
 `ascii` tokenizer only splits on the spaces between those tokens. The tables store that text
 (they are not contentless): only then does deleting a row also take it out of the bm25
 statistics, which keeps the index equal to a rebuild (migration 0002 says more).
@@ -15,16 +15,16 @@ statistics, which keeps the index equal to a rebuild (migration 0002 says more).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
-from django.db import connection, models, transaction
+from django.db import models, transaction
 
-from graph.text import embedding_text, index_text, text_hash
+from graph.search.text import embedding_text, index_text, text_hash
+from graph.storage import vector_index
+from graph.storage.cursor import cursor, db_time, placeholders
+from graph.storage.documents import SQL_ENTITY_STATES, SQL_OBSERVATIONS_OF, SQL_TAGS_OF
 
 LIVE_FTS = "graph_entity_fts"
 ARCHIVED_FTS = "graph_entity_fts_archived"
@@ -37,14 +37,6 @@ ARCHIVED_VOCAB = "graph_entity_fts_archived_vocab"
 # the common ones (project:x) already get a low IDF from bm25 itself.
 BM25_WEIGHTS = "2.5, 1.0"
 
-# Params: ids. Result: id, name, title, status.
-_SQL_INDEX_ENTITIES = "SELECT id, name, title, status FROM graph_entity WHERE id IN ({ids})"
-# Params: ids. Result: entity_id, text in insertion order.
-_SQL_INDEX_OBSERVATIONS = (
-    "SELECT entity_id, text FROM graph_observation WHERE entity_id IN ({ids}) ORDER BY id"
-)
-# Params: ids. Result: entity_id, name.
-_SQL_INDEX_TAGS = "SELECT entity_id, name FROM graph_tag WHERE entity_id IN ({ids}) ORDER BY id"
 # Params per row: hash, id.
 _SQL_SET_EMBEDDING_HASH = "UPDATE graph_entity SET embedding_hash = ? WHERE id = ?"
 # Params: ids. Result: the generations holding a vector of any of them.
@@ -68,45 +60,6 @@ _MAX_COMPOUND_ARMS = 500
 # Format: https://sqlite.org/src/file?name=ext/fts5/fts5_index.c ("averages" record).
 _SQL_AVERAGES_RECORD = "SELECT block FROM {table}_data WHERE id = 1"
 
-# Params: ids. Result: the fields recall returns for those entities; times as ISO 8601 text
-# (CAST: no declared type, so the driver hands back the stored text without parsing it).
-_SQL_ENTITY_FIELDS = """
-SELECT id, name, title, type, namespace, status, confidence,
-       replace(CAST(created_at AS TEXT), ' ', 'T') || 'Z',
-       replace(CAST(updated_at AS TEXT), ' ', 'T') || 'Z',
-       metadata
-FROM graph_entity WHERE id IN ({ids})
-"""
-# Params: ids. Result: entity_id, observation text, in insertion order.
-_SQL_OBSERVATIONS_OF = (
-    "SELECT entity_id, text FROM graph_observation WHERE entity_id IN ({ids}) ORDER BY id"
-)
-# Params: ids. Result: entity_id, tag, in insertion order.
-_SQL_TAGS_OF = "SELECT entity_id, name FROM graph_tag WHERE entity_id IN ({ids}) ORDER BY id"
-# Params: ids. Result: from id, from name, to id, to name, type of their outgoing relations.
-_SQL_RELATIONS_FROM = """
-SELECT r.from_entity_id, f.name, r.to_entity_id, t.name, r.type
-FROM graph_relation AS r
-JOIN graph_entity AS f ON f.id = r.from_entity_id
-JOIN graph_entity AS t ON t.id = r.to_entity_id
-WHERE r.from_entity_id IN ({ids})
-ORDER BY r.id
-"""
-# Params per row: entity id, text, created_at.
-_SQL_OBSERVATION_INSERT = (
-    "INSERT INTO graph_observation (entity_id, text, created_at) VALUES (?, ?, ?)"
-)
-# Params per row: entity id, tag.
-_SQL_TAG_INSERT = "INSERT INTO graph_tag (entity_id, name) VALUES (?, ?)"
-# Params per row: accesses to add, time of the last one (twice), id. Leaves updated_at alone
-# (a read is not a write); never moves last_accessed_at backwards.
-_SQL_ADD_ACCESSES = """
-UPDATE graph_entity
-SET access_count = access_count + ?,
-    last_accessed_at = CASE WHEN last_accessed_at IS NULL OR last_accessed_at < ? THEN ?
-                            ELSE last_accessed_at END
-WHERE id = ?
-"""
 
 # One arm of the candidate query. Params: MATCH expression, [namespace], [tag].
 _SQL_FTS_ARM = """
@@ -142,7 +95,7 @@ WHERE e.id IN ({ids}) AND +e.status = 'active' {filters}
 """
 
 
-# --- consistency checks (graph/consistency.py) ---------------------------------------------
+# --- consistency checks (graph/indexing/consistency.py) ------------------------------------------
 # Result: ids of entities without a row in the keyword table their status puts them in.
 # FTS5 answers `rowid = ?` with a point lookup, so this is one index probe per entity.
 _SQL_FTS_MISSING = f"""
@@ -218,49 +171,9 @@ class KeywordHit:
     recall_misses: int
 
 
-@contextmanager
-def _cursor() -> Iterator[Any]:
-    """The driver's own cursor, with its errors raised as django.db exceptions.
+class KeywordIndexQueries(models.Manager):
+    """The keyword index half of Entity.objects."""
 
-    Django's cursor wrapper costs ~35 µs a statement, more than most of these queries take;
-    recall runs about eight of them. The SQL here therefore uses `?` placeholders.
-    """
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        cur = connection.connection.cursor()
-        try:
-            yield cur
-        finally:
-            cur.close()
-
-
-@contextmanager
-def read_snapshot() -> Iterator[None]:
-    """Run the enclosed reads in one deferred read transaction: under WAL they all see one
-    snapshot of the database and block no writer. (`transaction.atomic()` would begin
-    IMMEDIATE, as every memesh write does, and hold the write lock for the whole read.)
-    Inside an atomic block the enclosing transaction already gives one snapshot.
-    https://sqlite.org/lang_transaction.html, https://sqlite.org/wal.html#concurrency
-    """
-    if connection.in_atomic_block:
-        yield
-        return
-    connection.ensure_connection()
-    raw = connection.connection
-    with connection.wrap_database_errors:
-        raw.execute("BEGIN DEFERRED")
-    try:
-        yield
-    finally:
-        with connection.wrap_database_errors:
-            raw.execute("COMMIT")
-
-
-def _placeholders(n: int) -> str:
-    return ", ".join(["?"] * n)
-
-
-class EntityManager(models.Manager):
     # --- index maintenance -------------------------------------------------------------
 
     def index_sync(self, entity_ids: Iterable[int]) -> None:
@@ -275,15 +188,15 @@ class EntityManager(models.Manager):
         ids = sorted(set(entity_ids))
         if not ids:
             return
-        marks = _placeholders(len(ids))
-        with _cursor() as cur:
-            cur.execute(_SQL_INDEX_ENTITIES.format(ids=marks), ids)
+        marks = placeholders(len(ids))
+        with cursor() as cur:
+            cur.execute(SQL_ENTITY_STATES.format(ids=marks), ids)
             entities = cur.fetchall()
-            cur.execute(_SQL_INDEX_OBSERVATIONS.format(ids=marks), ids)
+            cur.execute(SQL_OBSERVATIONS_OF.format(ids=marks), ids)
             bodies: dict[int, list[str]] = {}
             for entity_id, text in cur.fetchall():
                 bodies.setdefault(entity_id, []).append(text)
-            cur.execute(_SQL_INDEX_TAGS.format(ids=marks), ids)
+            cur.execute(SQL_TAGS_OF.format(ids=marks), ids)
             tags: dict[int, list[str]] = {}
             for entity_id, name in cur.fetchall():
                 tags.setdefault(entity_id, []).append(name)
@@ -309,16 +222,12 @@ class EntityManager(models.Manager):
             cur.executemany(_SQL_SET_EMBEDDING_HASH, hashes)
         if archived:
             self.vectors_drop(archived)
-        # The worker computes the new vectors once this write has committed.
-        from graph.vectors import request_embedding
-
-        transaction.on_commit(request_embedding)
 
     def index_rebuild(self) -> int:
         """Rebuild both keyword indexes from the entity tables, in one transaction; returns
         entities indexed."""
         with transaction.atomic():
-            with _cursor() as cur:
+            with cursor() as cur:
                 for table in (LIVE_FTS, ARCHIVED_FTS):
                     cur.execute(f"DELETE FROM {table}")
             ids = list(self.values_list("id", flat=True))
@@ -328,39 +237,19 @@ class EntityManager(models.Manager):
 
     def vectors_drop(self, entity_ids: Sequence[int]) -> None:
         """Remove these entities' vectors from every generation (live and staging)."""
-        from graph.models import EntityVector
-
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(
-                _SQL_VECTOR_GENERATIONS.format(ids=_placeholders(len(entity_ids))), entity_ids
+                _SQL_VECTOR_GENERATIONS.format(ids=placeholders(len(entity_ids))), entity_ids
             )
             generations = [row[0] for row in cur.fetchall()]
         for generation in generations:
-            EntityVector.objects.remove(generation, entity_ids)
+            vector_index.vectors_remove(generation, entity_ids)
 
-    def embedding_texts(self, entity_ids: Sequence[int]) -> dict[int, str]:
-        """The text each of these entities' vector is built from (active entities only)."""
-        ids = sorted(set(entity_ids))
-        if not ids:
-            return {}
-        marks = _placeholders(len(ids))
-        with _cursor() as cur:
-            cur.execute(_SQL_INDEX_ENTITIES.format(ids=marks), ids)
-            entities = [row for row in cur.fetchall() if row[3] == "active"]
-            cur.execute(_SQL_INDEX_OBSERVATIONS.format(ids=marks), ids)
-            bodies: dict[int, list[str]] = {}
-            for entity_id, text in cur.fetchall():
-                bodies.setdefault(entity_id, []).append(text)
-        return {
-            entity_id: embedding_text(name, title, bodies.get(entity_id, []))
-            for entity_id, name, title, _ in entities
-        }
-
-    # --- consistency checks (graph/consistency.py) ------------------------------------------
+    # --- consistency checks (graph/indexing/consistency.py) --------------------------------------
 
     def fts_missing_ids(self) -> list[int]:
         """Entities without a row in the keyword table their status puts them in."""
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_FTS_MISSING)
             return [row[0] for row in cur.fetchall()]
 
@@ -369,14 +258,14 @@ class EntityManager(models.Manager):
         live (or archived) table that do not belong there."""
         table = ARCHIVED_FTS if archived else LIVE_FTS
         status = "archived" if archived else "active"
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_FTS_MISPLACED.format(table=table), [status])
             return [(row[0], row[1]) for row in cur.fetchall()]
 
     def indexed_text_page(self, after_id: int, limit: int) -> list[IndexedText]:
         """The next `limit` entities after `after_id` (id order), each with its observations
         and tags and the keyword-index text stored for it."""
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_INDEXED_TEXT_PAGE, [after_id, limit])
             rows = cur.fetchall()
             if not rows:
@@ -408,7 +297,7 @@ class EntityManager(models.Manager):
 
     def indexed_row_count(self, *, archived: bool = False) -> int:
         """Rows in the live index (active entities) or the archived one."""
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_AVERAGES_RECORD.format(table=ARCHIVED_FTS if archived else LIVE_FTS))
             row = cur.fetchone()
         return _leading_varint(row[0]) if row and row[0] else 0
@@ -419,7 +308,7 @@ class EntityManager(models.Manager):
             return {}
         arm = _SQL_TERM_DOC_FREQ_ARM.format(vocab=ARCHIVED_VOCAB if archived else VOCAB)
         freqs = dict.fromkeys(terms, 0)
-        with _cursor() as cur:
+        with cursor() as cur:
             for start in range(0, len(terms), _MAX_COMPOUND_ARMS):
                 batch = list(terms[start : start + _MAX_COMPOUND_ARMS])
                 cur.execute(" UNION ALL ".join([arm] * len(batch)), batch)
@@ -439,13 +328,13 @@ class EntityManager(models.Manager):
     ) -> list[KeywordHit]:
         """Best `limit` keyword matches by bm25 (newest first on ties), with ranking inputs.
 
-        `match` must come from graph.text.match_expression (quoted terms only).
+        `match` must come from graph.search.text.match_expression (quoted terms only).
         With include_archived, archived rows are searched in their own table and merged;
         their bm25 uses that table's statistics, which is close enough to order a merge.
         """
         tables = [LIVE_FTS, ARCHIVED_FTS] if include_archived else [LIVE_FTS]
         parts: list[str] = []
-        params: list[object] = [_db_time(now)]
+        params: list[object] = [db_time(now)]
         for table in tables:
             filters = ""
             join = ""
@@ -467,7 +356,7 @@ class EntityManager(models.Manager):
             params.extend(table_params)
         sql = _SQL_FTS_CANDIDATES.format(arms=" UNION ALL ".join(parts))
         params.append(limit)
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]
 
@@ -479,10 +368,10 @@ class EntityManager(models.Manager):
             return {}
         out: dict[int, set[str]] = {}
         tables = [LIVE_FTS, ARCHIVED_FTS] if include_archived else [LIVE_FTS]
-        with _cursor() as cur:
+        with cursor() as cur:
             for table in tables:
                 cur.execute(
-                    _SQL_INDEXED_TEXT.format(table=table, ids=_placeholders(len(entity_ids))),
+                    _SQL_INDEXED_TEXT.format(table=table, ids=placeholders(len(entity_ids))),
                     list(entity_ids),
                 )
                 for entity_id, head, body in cur.fetchall():
@@ -502,7 +391,7 @@ class EntityManager(models.Manager):
         if not entity_ids:
             return []
         filters = ""
-        params: list[object] = [_db_time(now), *entity_ids]
+        params: list[object] = [db_time(now), *entity_ids]
         if namespace is not None:
             filters += " AND e.namespace = ?"
             params.append(namespace)
@@ -511,120 +400,10 @@ class EntityManager(models.Manager):
                 " AND EXISTS (SELECT 1 FROM graph_tag AS t WHERE t.entity_id = e.id AND t.name = ?)"
             )
             params.append(tag)
-        sql = _SQL_RANKING_INPUTS.format(ids=_placeholders(len(entity_ids)), filters=filters)
-        with _cursor() as cur:
+        sql = _SQL_RANKING_INPUTS.format(ids=placeholders(len(entity_ids)), filters=filters)
+        with cursor() as cur:
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]
-
-    # --- hot-path reads (raw SQL: the ORM costs more than the queries themselves) ---------
-
-    def documents(self, entity_ids: Sequence[int]) -> list[EntityDocument]:
-        """Full recall documents of these entities, in the order given."""
-        if not entity_ids:
-            return []
-        ids = list(entity_ids)
-        marks = _placeholders(len(ids))
-        docs: dict[int, EntityDocument] = {}
-        with _cursor() as cur:
-            cur.execute(_SQL_ENTITY_FIELDS.format(ids=marks), ids)
-            for row in cur.fetchall():
-                entity_id, name, title, type_, namespace, status, confidence, created, updated = (
-                    row[:9]
-                )
-                docs[entity_id] = EntityDocument(
-                    entity_id,
-                    name,
-                    title,
-                    type_,
-                    namespace,
-                    status,
-                    confidence,
-                    created,
-                    updated,
-                    metadata=json.loads(row[9] or "{}"),
-                )
-            cur.execute(_SQL_OBSERVATIONS_OF.format(ids=marks), ids)
-            for entity_id, body in cur.fetchall():
-                docs[entity_id].observations.append(body)
-            cur.execute(_SQL_TAGS_OF.format(ids=marks), ids)
-            for entity_id, name in cur.fetchall():
-                docs[entity_id].tags.append(name)
-            cur.execute(_SQL_RELATIONS_FROM.format(ids=marks), ids)
-            for from_id, from_name, to_id, to_name, rel_type in cur.fetchall():
-                docs[from_id].relations.append((from_name, to_id, to_name, rel_type))
-        return [docs[i] for i in ids if i in docs]
-
-    # --- hot-path writes (the ORM compiles more SQL than remember spends in SQLite) ------
-
-    def id_for_name(self, name: str) -> int | None:
-        with _cursor() as cur:
-            cur.execute("SELECT id FROM graph_entity WHERE name = ?", [name])
-            row = cur.fetchone()
-        return row[0] if row else None
-
-    def insert_new(self, entity: Any) -> None:
-        """INSERT an unsaved entity and give it its id, as `save()` would (~5x cheaper).
-
-        Values go through each field's own get_db_prep_save, so they are stored exactly as
-        the ORM stores them (JSON text, naive UTC times).
-        """
-        fields = [f for f in self.model._meta.concrete_fields if not f.primary_key]
-        sql = "INSERT INTO {table} ({columns}) VALUES ({marks})".format(
-            table=self.model._meta.db_table,
-            columns=", ".join(connection.ops.quote_name(f.column) for f in fields),
-            marks=_placeholders(len(fields)),
-        )
-        values = [f.get_db_prep_save(f.pre_save(entity, True), connection) for f in fields]
-        with _cursor() as cur:
-            cur.execute(sql, values)
-            entity.pk = cur.lastrowid
-        entity._state.adding = False
-        entity._state.db = self.db
-
-    def observations_append(self, entity_id: int, texts: Sequence[str], when: datetime) -> None:
-        if texts:
-            with _cursor() as cur:
-                at = _db_time(when)
-                cur.executemany(_SQL_OBSERVATION_INSERT, [(entity_id, t, at) for t in texts])
-
-    def tags_append(self, entity_id: int, names: Sequence[str]) -> None:
-        if names:
-            with _cursor() as cur:
-                cur.executemany(_SQL_TAG_INSERT, [(entity_id, name) for name in names])
-
-    def accesses_add(self, counts: dict[int, int], last_seen: dict[int, datetime]) -> None:
-        """Add recall accesses: id -> how many, id -> when the last one happened."""
-        rows = []
-        for entity_id, n in counts.items():
-            at = _db_time(last_seen[entity_id])
-            rows.append((n, at, at, entity_id))
-        with _cursor() as cur:
-            cur.executemany(_SQL_ADD_ACCESSES, rows)
-
-
-@dataclass(slots=True)
-class EntityDocument:
-    id: int
-    name: str
-    title: str | None
-    type: str
-    namespace: str
-    status: str
-    confidence: float
-    created_at: str  # ISO 8601, UTC
-    updated_at: str
-    metadata: dict[str, Any]
-    observations: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    # (from name, to id, to name, type)
-    relations: list[tuple[str, int, str, str]] = field(default_factory=list)
-
-
-def _db_time(value: datetime) -> datetime:
-    """Naive UTC, the form Django's SQLite backend stores (so text comparisons order)."""
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
-    return value
 
 
 def _leading_varint(blob: bytes) -> int:

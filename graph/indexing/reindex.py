@@ -26,13 +26,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from graph import vectors
 from graph.embedding import provider
 from graph.embedding.base import Embedder, EmbedderError
 from graph.errors import MemeshError
+from graph.indexing import vectors
+from graph.indexing.vectors import LIVE_KEY, STAGING_KEY, Generation, UnreadableMarker
 from graph.models import Entity, EntityVector, Status
-from graph.text import text_hash
-from graph.vectors import LIVE_KEY, STAGING_KEY, Generation, UnreadableMarker
+from graph.search.text import text_hash
 
 MAX_CONSECUTIVE_FAILURES = 5
 BATCH = 32

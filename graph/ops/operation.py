@@ -1,13 +1,16 @@
-"""What an operation is: its schema in and out, its handler, and the caller's context.
+"""What an operation is: its schema in and out, its handler, the facts every transport needs
+about it (tool hints, whether it is an MCP tool, its MCP rendering, its REST route, CLI help),
+and the caller's context.
 
-graph/operations.py holds the registry; the operations of graph/ops/ build on these types.
+Each module of graph/ops/ defines its Operation with these types; graph/ops/registry.py lists
+them. (The list cannot live here: every operation imports this module.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -27,6 +30,21 @@ class CallContext:
     guide_rules: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class ToolHints:
+    """MCP's tool annotations, saying what the operation really does: read-only ones change
+    nothing a user stored (recall's access counts are bookkeeping, not content); destructive
+    ones can remove or overwrite what was stored; idempotent ones give the same state when
+    repeated."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+
+READ_ONLY = ToolHints(read_only=True, destructive=False, idempotent=True)
+
+
 @dataclass(frozen=True)
 class Operation:
     name: str
@@ -34,16 +52,33 @@ class Operation:
     input_model: type[BaseModel]
     output_model: type[BaseModel]
     handler: Callable[[Any, CallContext], BaseModel]
+    hints: ToolHints
     examples: list[dict[str, Any]] = field(default_factory=list)
     # /v1/<route> exists only where the reference has that route; GET routes read their
     # input from the query string (a comma-separated value for a list field).
     rest: bool = True
     method: str = "POST"
     route: str = ""
+    # An agent tool over MCP (and in `memesh export-schema`); False for the graph half of a
+    # CLI command or a REST route that the reference lists as no tool.
+    tool: bool = True
+    # The MCP answer's text when it is not the result's JSON: the output model in, text out.
+    mcp_text: Callable[[Any], str] | None = None
 
     @property
     def rest_route(self) -> str:
         return self.route or self.name
+
+    def field_help(self, name: str) -> str:
+        """A CLI flag's help: the input field's own description (the tool documentation)."""
+        description = self.input_model.model_fields[name].description
+        return description or ""
+
+    def field_choices(self, name: str) -> list[str]:
+        """The values a Literal-typed input field allows (for a CLI flag's `choices`)."""
+        annotation = self.input_model.model_fields[name].annotation
+        choices = [a for arg in get_args(annotation) for a in (get_args(arg) or (arg,))]
+        return [c for c in choices if isinstance(c, str)]
 
     def parse(self, payload: object) -> BaseModel:
         if payload is None:

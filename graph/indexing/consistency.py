@@ -1,10 +1,10 @@
 """Do the keyword and vector indexes agree with the entity rows? And, on request, make them.
 
 What "consistent" means (DESIGN §4, §6):
-- Keyword index (graph/managers.py): every active entity has exactly one row in the live
-  table and every archived one exactly one in the archived table, each holding the text
+- Keyword index (graph/storage/keyword_index.py): every active entity has exactly one row
+  in the live table and every archived one exactly one in the archived table, each holding the text
   `index_sync` would write now; no row belongs to a missing entity or sits in the other table.
-- Vector index (graph/vector_manager.py): every row of the live generation belongs to an
+- Vector index (graph/storage/vector_index.py): every row of the live generation belongs to an
   active entity and is the live generation's width; its vec0 sign-bit row exists and is the
   quantised float row, and no sign-bit row lacks its float row. A half-built (staging)
   generation is held to the same width and bit rules. Rows of a generation that is neither
@@ -13,7 +13,7 @@ What "consistent" means (DESIGN §4, §6):
   normal state between a write and the embedding worker's pass, reported, never an issue.
 
 The checks are set-based SQL in the managers; only the text comparison runs in Python,
-because the index text comes from the Python tokenizer (graph.text), in pages of TEXT_PAGE
+because the index text comes from the Python tokenizer (graph.search.text), in pages of TEXT_PAGE
 entities. Repairs go through the same manager methods that normal writes use: `index_sync`
 rewrites an entity's keyword rows, `EntityVector.objects.remove` drops vector rows, and
 missing vectors are left to the embedding worker (`request_embedding`).
@@ -27,10 +27,11 @@ from typing import Any
 
 from django.db import transaction
 
-from graph import vectors
-from graph.managers import index_columns, read_snapshot
+from graph.indexing import vectors
+from graph.indexing.vectors import STAGING_KEY, Generation, UnreadableMarker
 from graph.models import Entity, EntityVector
-from graph.vectors import STAGING_KEY, Generation, UnreadableMarker
+from graph.storage.cursor import read_snapshot
+from graph.storage.keyword_index import index_columns
 
 TEXT_PAGE = 2000
 SYNC_CHUNK = 500
@@ -282,8 +283,9 @@ def repair(report: ConsistencyReport | None = None) -> RepairReport:
     its rows). Vector rows of archived or missing entities, of the wrong width, and sign-bit
     rows without their float row are removed; sign bits missing or wrong are rewritten from
     the float row (the vector itself is kept). Stray generations are dropped. Every memory
-    left without a current vector is then the embedding worker's (`request_embedding`, or
-    `memesh embed` without a worker). Nothing in the entity tables is changed.
+    left without a current vector is then the embedding worker's: `embedding_requested` tells
+    the caller to queue its pass (`memesh embed` without a worker). Nothing in the entity
+    tables is changed.
     """
     before = report if report is not None else check()
     result = RepairReport(before=before, after=before)
@@ -324,7 +326,7 @@ def repair(report: ConsistencyReport | None = None) -> RepairReport:
                 EntityVector.objects.bits_rewrite_from_floats(gen_number, ids)
                 result.bits_rewritten += len(ids)
     if result.vectors_removed or before.waiting_missing or before.waiting_stale:
-        vectors.request_embedding()
+        # The caller queues the pass (graph.doctor.fix): this layer knows no task queue.
         result.embedding_requested = True
     result.after = check()
     return result

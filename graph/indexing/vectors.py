@@ -1,14 +1,14 @@
 """Vector index generations and their maintenance: the live index, embedding of pending
 entities, and the query-side helpers recall uses.
 
-A *generation* is one vec0 table (graph/vector_manager.py) in one embedding space, recorded in
+A *generation* is one vec0 table (graph/storage/vector_index.py) in one embedding space, recorded in
 MetaEntry `vectors.live` as {generation, provider, model, identity, dimensions}. Every writer
 (the embedding worker, remember via it) writes the live generation only, and only when the
 configured embedder has the live generation's identity: vectors of two spaces never meet.
 When the configuration names another embedder, the live index is kept (it still describes the
 memories) but cannot be queried — a query embedded in another space means nothing against it —
 so recall runs keyword-only and says `degraded` until `memesh reindex` builds a generation in
-the new space (graph/reindex.py) and swaps it in.
+the new space (graph/indexing/reindex.py) and swaps it in.
 
 Vectors are written off the request path: a write's transaction sets the entity's
 embedding_hash (index_sync), and after commit `request_embedding` queues one `embed_pending`
@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -226,7 +224,7 @@ def _embed_into(gen: Generation, embedder: Embedder, ids: list[int]) -> int | st
             )
     except EmbedderError as exc:
         return _record_failure(exc)
-    from graph.text import text_hash
+    from graph.search.text import text_hash
 
     hashes = {i: text_hash(texts[i]) for i in order}
     with transaction.atomic():
@@ -255,39 +253,6 @@ def _record_failure(exc: EmbedderError) -> str:
         },
     )
     return message
-
-
-# --- queueing ------------------------------------------------------------------------------
-
-_queue_lock = threading.Lock()
-_last_queued = 0.0
-
-
-def request_embedding() -> None:
-    """Queue an embedding pass for the worker (after a write commits).
-
-    A burst of writes shares one task: a request within MEMESH_EMBED_DEBOUNCE_SECONDS of the
-    last queued one is dropped, and every task is delayed by that window, so it starts after
-    any write whose request was dropped has committed — the task finds that write pending.
-    """
-    global _last_queued
-    if provider.current() is None:
-        return
-    window = settings.MEMESH_EMBED_DEBOUNCE_SECONDS
-    now = time.monotonic()
-    with _queue_lock:
-        if window and now - _last_queued < window:
-            return
-        _last_queued = now
-    from graph.tasks import embed_pending_task
-
-    try:
-        if window:
-            embed_pending_task.apply_async(countdown=window)
-        else:
-            embed_pending_task.delay()
-    except Exception:  # a broken broker must not fail a write that has committed
-        logger.exception("could not queue the embedding task; `memesh embed` catches up")
 
 
 # --- query side ----------------------------------------------------------------------------

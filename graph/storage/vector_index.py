@@ -10,12 +10,12 @@ that (docs/benchmarks.md has the figures).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from django.db import models
 
-from graph.managers import _cursor, _placeholders
+from graph.storage.cursor import cursor, placeholders
 
 # Params: none. Creates the generation's bit table.
 _SQL_CREATE_TABLE = "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0(coarse bit[{dims}])"
@@ -66,10 +66,6 @@ WHERE v.generation = ? AND (e.id IS NULL OR e.status != 'active')
 # Params: last row id seen, generation. Result: rows written since, oldest first (row ids
 # only grow: AUTOINCREMENT never reuses one). `+generation` keeps the planner on the rowid
 # range: with the (generation, entity) index it walked the whole generation to find none.
-_SQL_ROWS_SINCE = (
-    "SELECT id, entity_id, embedding FROM graph_entityvector"
-    " WHERE id > ? AND +generation = ? ORDER BY id"
-)
 _SQL_ROW_COUNT = "SELECT count(*) FROM graph_entityvector WHERE generation = ?"
 _SQL_ROW_BYTES = (
     "SELECT coalesce(sum(length(embedding)), 0) FROM graph_entityvector WHERE generation = ?"
@@ -85,7 +81,7 @@ _SQL_BITS_COPY = (
     "INSERT INTO {target} (rowid, coarse) SELECT rowid, coarse FROM {source} WHERE rowid IN ({ids})"
 )
 
-# --- consistency checks (graph/consistency.py) ---------------------------------------------
+# --- consistency checks (graph/indexing/consistency.py) ------------------------------------------
 # Params: generation, float32 width in bytes. Result: entity ids of rows of another width.
 _SQL_WRONG_WIDTH = (
     "SELECT entity_id FROM graph_entityvector"
@@ -140,19 +136,30 @@ def _chunks(ids: Sequence[int], size: int = 500) -> Iterable[list[int]]:
         yield list(ids[start : start + size])
 
 
+def vectors_remove(generation: int, entity_ids: Sequence[int]) -> None:
+    """Delete these entities' rows and sign bits from one generation (the keyword index's
+    archive path calls this too, so it needs no manager)."""
+    table = table_name(generation)
+    with cursor() as cur:
+        for chunk in _chunks(entity_ids):
+            marks = placeholders(len(chunk))
+            cur.execute(_SQL_ROWS_DELETE.format(ids=marks), [generation, *chunk])
+            cur.execute(_SQL_BITS_DELETE.format(table=table, ids=marks), chunk)
+
+
 class VectorManager(models.Manager):
     def table_exists(self, generation: int) -> bool:
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_TABLE_EXISTS, [table_name(generation)])
             return cur.fetchone() is not None
 
     def create_table(self, generation: int, dimensions: int) -> None:
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_CREATE_TABLE.format(table=table_name(generation), dims=dimensions))
 
     def drop_generation(self, generation: int) -> int:
         """Drop a generation's table and rows; returns how many rows it held."""
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_ROW_COUNT, [generation])
             rows = int(cur.fetchone()[0])
             cur.execute("DELETE FROM graph_entityvector WHERE generation = ?", [generation])
@@ -160,12 +167,7 @@ class VectorManager(models.Manager):
         return rows
 
     def remove(self, generation: int, entity_ids: Sequence[int]) -> None:
-        table = table_name(generation)
-        with _cursor() as cur:
-            for chunk in _chunks(entity_ids):
-                marks = _placeholders(len(chunk))
-                cur.execute(_SQL_ROWS_DELETE.format(ids=marks), [generation, *chunk])
-                cur.execute(_SQL_BITS_DELETE.format(table=table, ids=marks), chunk)
+        vectors_remove(generation, entity_ids)
 
     def store(
         self,
@@ -178,7 +180,7 @@ class VectorManager(models.Manager):
             return
         self.remove(generation, [entity_id for entity_id, _, _ in rows])
         blobs = [(eid, h, np.asarray(v, dtype=np.float32).tobytes()) for eid, h, v in rows]
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.executemany(
                 _SQL_ROW_INSERT, [(generation, eid, h, b, created_at) for eid, h, b in blobs]
             )
@@ -189,9 +191,9 @@ class VectorManager(models.Manager):
 
     def copy_rows(self, source: int, target: int, entity_ids: Sequence[int]) -> None:
         """Copy these entities' rows from one generation to another of the same width."""
-        with _cursor() as cur:
+        with cursor() as cur:
             for chunk in _chunks(entity_ids):
-                marks = _placeholders(len(chunk))
+                marks = placeholders(len(chunk))
                 cur.execute(_SQL_ROWS_COPY.format(ids=marks), [target, source, *chunk])
                 cur.execute(
                     _SQL_BITS_COPY.format(
@@ -202,7 +204,7 @@ class VectorManager(models.Manager):
 
     def generations_present(self) -> list[int]:
         """Generations that have a vec0 table or rows, whatever the markers say."""
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'graph_vec_g%'"
             )
@@ -216,61 +218,61 @@ class VectorManager(models.Manager):
         return sorted(found)
 
     def hashes(self, generation: int) -> dict[int, str]:
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_HASHES, [generation])
             return dict(cur.fetchall())
 
     def pending_ids(self, generation: int, limit: int, namespace: str | None = None) -> list[int]:
         sql = _SQL_PENDING.format(namespace="AND e.namespace = ?" if namespace else "")
         params: list[object] = [generation, *([namespace] if namespace else []), limit]
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(sql, params)
             return [row[0] for row in cur.fetchall()]
 
     def pending_count(self, generation: int, namespace: str | None = None) -> int:
         sql = _SQL_PENDING_COUNT.format(namespace="AND e.namespace = ?" if namespace else "")
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(sql, [generation, *([namespace] if namespace else [])])
             return int(cur.fetchone()[0])
 
     def orphan_ids(self, generation: int) -> list[int]:
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_ORPHANS, [generation])
             return [row[0] for row in cur.fetchall()]
 
     def row_count(self, generation: int) -> int:
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_ROW_COUNT, [generation])
             return int(cur.fetchone()[0])
 
     def stored_bytes(self, generation: int) -> int:
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_ROW_BYTES, [generation])
             return int(cur.fetchone()[0])
 
-    # --- consistency checks (graph/consistency.py) ------------------------------------
+    # --- consistency checks (graph/indexing/consistency.py) --------------------------------------
 
     def wrong_width_ids(self, generation: int, dimensions: int) -> list[int]:
         """Entities whose float row in the generation is not `dimensions` float32 wide."""
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_WRONG_WIDTH, [generation, dimensions * 4])
             return [row[0] for row in cur.fetchall()]
 
     def bits_missing_ids(self, generation: int) -> list[int]:
         """Entities with a float row but no sign-bit row in the generation's vec0 table."""
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_BITS_MISSING.format(table=table_name(generation)), [generation])
             return [row[0] for row in cur.fetchall()]
 
     def bits_orphaned_ids(self, generation: int) -> list[int]:
         """Rowids of sign-bit rows that have no float row in the generation."""
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_BITS_ORPHANED.format(table=table_name(generation)), [generation])
             return [row[0] for row in cur.fetchall()]
 
     def bits_disagreeing_ids(self, generation: int, dimensions: int) -> list[int]:
         """Entities whose sign-bit row is not the quantised float row."""
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(
                 _SQL_BITS_DISAGREE.format(table=table_name(generation)),
                 [generation, dimensions * 4],
@@ -279,7 +281,7 @@ class VectorManager(models.Manager):
 
     def waiting_counts(self, generation: int) -> tuple[int, int]:
         """(active entities without a vector, active entities with a stale one)."""
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_WAITING_COUNTS, [generation])
             missing, stale = cur.fetchone()
         return int(missing), int(stale)
@@ -287,9 +289,9 @@ class VectorManager(models.Manager):
     def bits_rewrite_from_floats(self, generation: int, entity_ids: Sequence[int]) -> None:
         """Replace these entities' sign-bit rows by the quantised float rows (kept as they are)."""
         table = table_name(generation)
-        with _cursor() as cur:
+        with cursor() as cur:
             for chunk in _chunks(entity_ids):
-                marks = _placeholders(len(chunk))
+                marks = placeholders(len(chunk))
                 cur.execute(_SQL_BITS_DELETE.format(table=table, ids=marks), chunk)
                 cur.execute(
                     _SQL_BITS_FROM_FLOATS.format(table=table, ids=marks), [generation, *chunk]
@@ -299,10 +301,10 @@ class VectorManager(models.Manager):
 
     def floats(self, generation: int, entity_ids: Sequence[int]) -> dict[int, np.ndarray]:
         out: dict[int, np.ndarray] = {}
-        with _cursor() as cur:
+        with cursor() as cur:
             for chunk in _chunks(entity_ids):
                 cur.execute(
-                    _SQL_FLOATS_OF.format(ids=_placeholders(len(chunk))), [generation, *chunk]
+                    _SQL_FLOATS_OF.format(ids=placeholders(len(chunk))), [generation, *chunk]
                 )
                 for entity_id, blob in cur.fetchall():
                     out[entity_id] = np.frombuffer(blob, dtype=np.float32)
@@ -319,18 +321,11 @@ class VectorManager(models.Manager):
         sims = np.stack([vectors[i] for i in ids]) @ np.asarray(query, dtype=np.float32)
         return dict(zip(ids, (float(s) for s in sims), strict=True))
 
-    def rows_since(self, generation: int, after_row: int) -> Iterator[list[tuple[int, int, bytes]]]:
-        """(row id, entity id, float32 blob) of the rows written after `after_row`, in chunks."""
-        with _cursor() as cur:
-            cur.execute(_SQL_ROWS_SINCE, [after_row, generation])
-            while chunk := cur.fetchmany(5000):
-                yield chunk
-
     def coarse_neighbours(self, generation: int, query: np.ndarray, coarse: int) -> list[int]:
-        """sqlite-vec's KNN over the sign bits (a process's first search; graph.vector_cache
+        """sqlite-vec's KNN over the sign bits (a process's first search; graph.storage.vector_cache
         scans a copy faster after that)."""
         blob = np.asarray(query, dtype=np.float32).tobytes()
-        with _cursor() as cur:
+        with cursor() as cur:
             cur.execute(_SQL_COARSE_NEIGHBOURS.format(table=table_name(generation)), [blob, coarse])
             return [row[0] for row in cur.fetchall()]
 
@@ -341,11 +336,11 @@ class VectorManager(models.Manager):
         re-ranked by exact cosine similarity. Returns (entity id, similarity), best first.
 
         The candidates come from sqlite-vec on a process's first search, then from its copy of
-        the sign bits (graph.vector_cache); the similarities are computed from the stored
+        the sign bits (graph.storage.vector_cache); the similarities are computed from the stored
         floats, so a stale copy can only cost a candidate, never report a wrong score or a
         deleted memory.
         """
-        from graph.vector_cache import coarse_candidates
+        from graph.storage.vector_cache import coarse_candidates
 
         ids = coarse_candidates(generation, token, query, coarse)
         if ids is None:

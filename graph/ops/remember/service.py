@@ -1,8 +1,8 @@
-"""Writes to the memory graph. Every function here is one transaction.
+"""remember's service: store a memory, or append to (or correct) the one of the same name.
 
-The keyword index is rewritten with `Entity.objects.index_sync` inside the same transaction as
-the write it reflects, on every path that changes searchable text or status (including the
-archive done by a `supersedes` relation), so a failure anywhere leaves both as they were.
+One transaction. The keyword index is rewritten (graph.ops.writes.index_after_write) inside
+it on every path that changes searchable text or status (including the archive done by a
+`supersedes` relation), so a failure anywhere leaves both as they were.
 """
 
 from __future__ import annotations
@@ -17,23 +17,13 @@ from django.utils import timezone
 
 from graph.errors import InvalidInput
 from graph.models import Entity, Namespace, Observation, Relation, Status, Tag
-from graph.project import project_tag
-from graph.schemas import (
-    DECISION_TYPE,
-    NOTE_TYPE,
-    PROJECT_TAG_PREFIX,
-    WHY_PREFIX,
-    DerivedNote,
-    ForgetInput,
-    ForgetOutput,
-    NamespaceName,
-    ParsedNote,
-    RelationOutput,
-    RememberInput,
-    RememberOutput,
-    parse_note,
-)
-from graph.text import normalize_observation
+from graph.ops.entity_view import RelationOutput
+from graph.ops.fields import DECISION_TYPE, NOTE_TYPE, WHY_PREFIX, NamespaceName
+from graph.ops.remember.note import ParsedNote, parse_note
+from graph.ops.remember.schema import DerivedNote, RememberInput, RememberOutput
+from graph.ops.writes import entity_archive, index_after_write
+from graph.project_tags import has_project_tag, is_project_tag, project_tag
+from graph.search.text import normalize_observation
 
 CONFIDENCE_STEP = 0.05
 RELATION_SUPERSEDES = "supersedes"
@@ -51,12 +41,6 @@ def _dedupe(
             seen.add(k)
             out.append(value)
     return out
-
-
-def _archive(entity: Entity, now: datetime) -> None:
-    Entity.objects.filter(pk=entity.pk).update(status=Status.ARCHIVED, updated_at=now)
-    entity.status = Status.ARCHIVED
-    entity.updated_at = now
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +65,7 @@ def _unfold(
     project: str | None
     if isinstance(data.project, str):
         project = data.project
-    elif (
-        data.project is None and not exists and not any(t.startswith("project:") for t in data.tags)
-    ):
+    elif data.project is None and not exists and not has_project_tag(data.tags):
         # The caller's current project files a NEW memory only, and only one the call did not
         # file itself with a project: tag; appending to one filed elsewhere (or deliberately
         # under no project) must not refile it.
@@ -113,8 +95,8 @@ def entity_remember(
     - Observations already stored (ignoring whitespace) and tags already present are skipped.
     - Relations to missing entities are reported, not fatal. `supersedes` archives the target.
 
-    The agent guide's extensions (graph.schemas.RememberInput documents the fields):
-    - `note`: parsed by graph.schemas.parse_note; its observations come first, then any
+    The agent guide's extensions (RememberInput documents the fields):
+    - `note`: parsed by graph.ops.remember.note.parse_note; its observations come first, then any
       `observations`. A new entity's type defaults to `note`. Echoed under `derived`.
     - `why`: stored as metadata.why (the latest reason wins) and appended as the observation
       `Why: <reason>`. Required (400 naming `why`) on any `replace` leaving the entity a
@@ -230,7 +212,7 @@ def entity_remember(
     # The entity's own index row is written before relations: a failure while relating
     # must (and does) roll the index back together with everything else.
     if changed:
-        Entity.objects.index_sync([entity.pk])
+        index_after_write([entity.pk])
 
     created_relations, relation_errors, superseded = _relate(entity, data, now)
 
@@ -286,7 +268,7 @@ def _replace(
         wanted = list(incoming.tags)
         if data.project is None:
             # `project` omitted: the memory stays filed where it is.
-            wanted += [t for t in existing_tags if t.startswith(PROJECT_TAG_PREFIX)]
+            wanted += [t for t in existing_tags if is_project_tag(t)]
         wanted = _dedupe(wanted, set())
         new_tags = [t for t in wanted if t not in existing_tags]
         if set(wanted) != set(existing_tags):
@@ -335,42 +317,7 @@ def _relate(
                 RelationOutput(**{"from": entity.name, "to": target.name, "type": rel.type})
             )
         if rel.type == RELATION_SUPERSEDES and target.status == Status.ACTIVE:
-            _archive(target, now)
-            Entity.objects.index_sync([target.pk])
+            entity_archive(target, now)
+            index_after_write([target.pk])
             superseded.append(target.name)
     return created, errors, superseded
-
-
-@transaction.atomic
-def entity_forget(*, data: ForgetInput) -> ForgetOutput:
-    """Archive an entity (never delete it), or remove one observation (every exact copy)."""
-    entity = Entity.objects.filter(name=data.name).first()
-    if entity is None:
-        return ForgetOutput(
-            name=data.name, archived=False, message=f'Entity "{data.name}" not found'
-        )
-    now = timezone.now()
-    archived = entity.status == Status.ARCHIVED
-
-    if data.observation is not None:
-        # remember stores observations stripped, so the text to match is stripped too.
-        deleted, _ = Observation.objects.filter(
-            entity=entity, text=data.observation.strip()
-        ).delete()
-        if not deleted:
-            return ForgetOutput(
-                name=entity.name,
-                archived=archived,
-                removed=False,
-                removedCount=0,
-                message="Observation not found (it must match the stored text exactly)",
-            )
-        Entity.objects.filter(pk=entity.pk).update(updated_at=now)
-        Entity.objects.index_sync([entity.pk])
-        return ForgetOutput(name=entity.name, archived=archived, removed=True, removedCount=deleted)
-
-    if archived:
-        return ForgetOutput(name=entity.name, archived=True, message="Entity was already archived")
-    _archive(entity, now)
-    Entity.objects.index_sync([entity.pk])
-    return ForgetOutput(name=entity.name, archived=True)

@@ -20,12 +20,28 @@ candidates are re-scored from the stored floats and a removed row has none.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import connection
 
-from graph.models import EntityVector
+from graph.storage.cursor import cursor
+
+# Params: after row id, generation. Result: row id, entity id, float32 blob of the rows
+# written since, in row order (`+generation`: walk the row-id order, not the generation index).
+_SQL_ROWS_SINCE = (
+    "SELECT id, entity_id, embedding FROM graph_entityvector"
+    " WHERE id > ? AND +generation = ? ORDER BY id"
+)
+
+
+def _rows_since(generation: int, after_row: int) -> Iterator[list[tuple[int, int, bytes]]]:
+    """(row id, entity id, float32 blob) of the rows written after `after_row`, in chunks."""
+    with cursor() as cur:
+        cur.execute(_SQL_ROWS_SINCE, [after_row, generation])
+        while chunk := cur.fetchmany(5000):
+            yield chunk
 
 
 @dataclass
@@ -54,7 +70,7 @@ def sign_bits(vectors: np.ndarray) -> np.ndarray:
 
 
 def _refresh(copy: _Copy) -> None:
-    for chunk in EntityVector.objects.rows_since(copy.generation, copy.last_row):
+    for chunk in _rows_since(copy.generation, copy.last_row):
         floats = np.frombuffer(b"".join(blob for _, _, blob in chunk), dtype=np.float32)
         bits = sign_bits(floats.reshape(len(chunk), -1))
         new_rows: list[int] = []

@@ -1,0 +1,101 @@
+"""Entities as every read operation returns them (recall's shape), and how a query found one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import Field
+
+from graph.ops.fields import NamespaceName, Output
+from graph.storage.documents import EntityDocument
+
+
+class RelationOutput(Output):
+    from_: str = Field(alias="from", description="Source entity name.")
+    to: str = Field(description="Target entity name.")
+    type: str = Field(description="Relation type.")
+
+
+class Match(Output):
+    source: Literal["keyword", "semantic"] = Field(
+        description=(
+            "`keyword`: the full-text index matched your words. `semantic`: found by vector "
+            "similarity alone, which cannot certify relevance."
+        )
+    )
+    relevance: float = Field(
+        description="0-1: normalized keyword score, or similarity for semantic results."
+    )
+
+
+class EntityOutput(Output):
+    id: int
+    name: str = Field(description="Identifier other operations address the memory by.")
+    title: str | None = Field(description="Human-readable label, or null when none was given.")
+    type: str
+    namespace: NamespaceName
+    status: Literal["active", "archived"]
+    created_at: str = Field(description="ISO 8601 time of creation (UTC).")
+    updated_at: str = Field(description="ISO 8601 time of the last write (UTC).")
+    confidence: float
+    observations: list[str]
+    tags: list[str]
+    relations: list[RelationOutput] = Field(description="Outgoing relations.")
+    metadata: dict[str, Any] = Field(
+        description=(
+            "Includes provenance.source_host; `why` for a decision. Earlier versions kept by "
+            "a `replace` are not returned here (see `replaced_history_count`; export has them)."
+        )
+    )
+    replaced_history_count: int | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Present when `replace` rewrote this memory: how many earlier versions exist.",
+    )
+    match: Match | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="How a query found this entity; absent in the recent listing.",
+    )
+
+
+def _history_view(metadata: dict[str, Any]) -> dict[str, Any]:
+    """metadata without the versions a `replace` kept, and how many there are: recall shows
+    only the count (the old lines must stop surfacing), export carries the versions."""
+    history = metadata.get("replaced_history")
+    if not history:
+        return {"metadata": metadata, "replaced_history_count": None}
+    rest = {k: v for k, v in metadata.items() if k != "replaced_history"}
+    return {"metadata": rest, "replaced_history_count": len(history)}
+
+
+def entity_outputs(
+    docs: Sequence[EntityDocument], matches: dict[int, Match] | None = None
+) -> list[EntityOutput]:
+    """Entities as every read operation returns them (recall's shape)."""
+    matches = matches or {}
+    # model_construct: every value comes typed from the database; validating it again
+    # cost more than the rest of the envelope.
+    return [
+        EntityOutput.model_construct(
+            **_history_view(doc.metadata),
+            id=doc.id,
+            name=doc.name,
+            title=doc.title,
+            type=doc.type,
+            namespace=doc.namespace,
+            status=doc.status,
+            created_at=doc.created_at,
+            updated_at=doc.updated_at,
+            confidence=doc.confidence,
+            observations=doc.observations,
+            tags=doc.tags,
+            relations=[
+                RelationOutput.model_construct(from_=from_name, to=to_name, type=rel_type)
+                for from_name, _, to_name, rel_type in doc.relations
+            ],
+            match=matches.get(doc.id),
+        )
+        for doc in docs
+    ]

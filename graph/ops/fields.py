@@ -1,0 +1,110 @@
+"""The field types and limits the operations' input and output models share.
+
+These models are the single schema of each operation: REST validation, the MCP tool schemas,
+the OpenAPI document, `memesh export-schema` and CLI help all come from them, so every field
+carries a description (it is the tool documentation an agent reads). Limits follow the
+reference.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from graph.project_tags import MAX_PROJECT_CHARS, MAX_TAG_CHARS, project_of
+
+MAX_NAME = 255
+MAX_TYPE = 100
+MAX_TITLE = 200
+MAX_OBSERVATIONS = 100
+MAX_OBSERVATION_CHARS = 10_000
+MAX_TAGS = 50
+MAX_RELATIONS = 50
+MAX_QUERY_CHARS = 10_000
+# A note is split into at most MAX_OBSERVATIONS paragraphs of MAX_OBSERVATION_CHARS each; the
+# whole-text cap only stops an absurd body before it is split.
+MAX_NOTE_CHARS = 200_000
+WHY_PREFIX = "Why: "
+MAX_WHY_CHARS = MAX_OBSERVATION_CHARS - len(WHY_PREFIX)
+NOTE_TYPE = "note"
+DECISION_TYPE = "decision"
+DEFAULT_RECALL_LIMIT = 20
+MAX_RECALL_LIMIT = 100
+
+NamespaceName = Literal["personal", "team", "global"]
+
+
+def not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+def stripped_not_blank(value: str) -> str:
+    return not_blank(value).strip()
+
+
+def blank_to_none(value: str | None) -> str | None:
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    if len(value) > MAX_TITLE:
+        # Rejected, not truncated: the caller can shorten it better than we can.
+        raise ValueError(f"must be at most {MAX_TITLE} characters (got {len(value)})")
+    return value
+
+
+def _project_value(value: str | bool | None) -> str | Literal[False] | None:
+    """A project id, `false` (no project) or None; `true` means nothing and is refused."""
+    if value is True:
+        raise ValueError("must be a project id, or false for no project")
+    if not isinstance(value, str):
+        return value
+    value = project_of(value)
+    if not value:
+        raise ValueError("must name a project")
+    if len(value) > MAX_PROJECT_CHARS:
+        raise ValueError(f"must be at most {MAX_PROJECT_CHARS} characters (got {len(value)})")
+    return value
+
+
+def field_error(field: str, message: str) -> ValidationError:
+    """A validation error located at `field`, so transports name it (`why: ...`)."""
+    return ValidationError.from_exception_data(
+        "RememberInput",
+        [
+            InitErrorDetails(
+                type=PydanticCustomError("value_error", message), loc=(field,), input=None
+            )
+        ],
+    )
+
+
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME), AfterValidator(stripped_not_blank)]
+TypeName = Annotated[
+    str, Field(min_length=1, max_length=MAX_TYPE), AfterValidator(stripped_not_blank)
+]
+ObservationText = Annotated[
+    str, Field(min_length=1, max_length=MAX_OBSERVATION_CHARS), AfterValidator(not_blank)
+]
+TagName = Annotated[
+    str, Field(min_length=1, max_length=MAX_TAG_CHARS), AfterValidator(stripped_not_blank)
+]
+WhyText = Annotated[
+    str, Field(min_length=1, max_length=MAX_WHY_CHARS), AfterValidator(stripped_not_blank)
+]
+# One plain union validated by hand: a `str | Literal[False]` union reports its errors under
+# the branch names (`project.function-after[...]`) instead of `project`.
+ProjectValue = Annotated[str | bool | None, AfterValidator(_project_value)]
+
+
+class StrictInput(BaseModel):
+    """Unknown keys are rejected and types are not coerced ("5" is not a number)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Output(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)

@@ -1,0 +1,107 @@
+"""forget: archive an entity (never delete it), or remove one observation from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from pydantic import Field, model_validator
+
+from graph.models import Entity, Observation, Status
+from graph.ops.fields import Name, ObservationText, Output, StrictInput
+from graph.ops.operation import CallContext, Operation, ToolHints
+from graph.ops.writes import entity_archive, index_after_write
+
+
+class ForgetInput(StrictInput):
+    name: Name = Field(description="Entity to archive, or to remove an observation from.")
+    observation: ObservationText | None = Field(
+        default=None,
+        description=(
+            "Remove only this observation (exact text, every copy); the entity stays "
+            "active. Omit to archive the whole entity. Nothing is ever deleted for good."
+        ),
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_plural(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "observations" in data:
+            raise ValueError(
+                "`observations` is not accepted: pass one observation as `observation`"
+            )
+        return data
+
+
+class ForgetOutput(Output):
+    name: str
+    archived: bool = Field(description="True when the entity is (now) archived.")
+    removed: bool | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Observation mode: true when the observation was found and removed.",
+    )
+    removedCount: int | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Observation mode: how many copies were removed.",
+    )
+    message: str | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Explains a no-op (unknown name, observation not found, already archived).",
+    )
+
+
+@transaction.atomic
+def entity_forget(*, data: ForgetInput) -> ForgetOutput:
+    """Archive an entity (never delete it), or remove one observation (every exact copy)."""
+    entity = Entity.objects.filter(name=data.name).first()
+    if entity is None:
+        return ForgetOutput(
+            name=data.name, archived=False, message=f'Entity "{data.name}" not found'
+        )
+    now = timezone.now()
+    archived = entity.status == Status.ARCHIVED
+
+    if data.observation is not None:
+        # remember stores observations stripped, so the text to match is stripped too.
+        deleted, _ = Observation.objects.filter(
+            entity=entity, text=data.observation.strip()
+        ).delete()
+        if not deleted:
+            return ForgetOutput(
+                name=entity.name,
+                archived=archived,
+                removed=False,
+                removedCount=0,
+                message="Observation not found (it must match the stored text exactly)",
+            )
+        Entity.objects.filter(pk=entity.pk).update(updated_at=now)
+        index_after_write([entity.pk])
+        return ForgetOutput(name=entity.name, archived=archived, removed=True, removedCount=deleted)
+
+    if archived:
+        return ForgetOutput(name=entity.name, archived=True, message="Entity was already archived")
+    entity_archive(entity, now)
+    index_after_write([entity.pk])
+    return ForgetOutput(name=entity.name, archived=True)
+
+
+def _forget(data: ForgetInput, ctx: CallContext) -> ForgetOutput:
+    return entity_forget(data=data)
+
+
+FORGET = Operation(
+    name="forget",
+    summary=(
+        "Archive an entity (soft delete; recall hides it unless include_archived), or "
+        "remove one observation from it."
+    ),
+    input_model=ForgetInput,
+    output_model=ForgetOutput,
+    handler=_forget,
+    hints=ToolHints(read_only=False, destructive=True, idempotent=True),
+    examples=[{"name": "auth-decision"}],
+)

@@ -1,0 +1,31 @@
+"""recall: search stored knowledge, or list recent memories without a query.
+
+schema.py holds its models, selector.py the pipeline, vector_side.py the query embedding,
+access.py the batched access counting of what it returns."""
+
+from __future__ import annotations
+
+from graph.ops.operation import READ_ONLY, CallContext, Operation
+from graph.ops.recall.schema import RecallInput, RecallOutput
+from graph.ops.recall.selector import entity_recall
+
+__all__ = ["RECALL", "RecallInput", "RecallOutput", "entity_recall"]
+
+
+def _recall(data: RecallInput, ctx: CallContext) -> RecallOutput:
+    return entity_recall(data=data)
+
+
+RECALL = Operation(
+    name="recall",
+    summary=(
+        "Search stored knowledge: terms are OR-ed and ranked by relevance, then by recency, "
+        "use, confidence and impact. Call with no query to list recent memories."
+    ),
+    input_model=RecallInput,
+    output_model=RecallOutput,
+    handler=_recall,
+    # Access counts are bookkeeping, not content: nothing a user stored changes.
+    hints=READ_ONLY,
+    examples=[{"query": "authentication"}, {"query": "auth", "tag": "project:myapp"}, {}],
+)

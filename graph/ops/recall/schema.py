@@ -1,0 +1,70 @@
+"""recall's input and output models."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from graph.ops.entity_view import EntityOutput
+from graph.ops.fields import (
+    DEFAULT_RECALL_LIMIT,
+    MAX_QUERY_CHARS,
+    MAX_RECALL_LIMIT,
+    NamespaceName,
+    Output,
+    StrictInput,
+    TagName,
+)
+
+
+class RecallInput(StrictInput):
+    query: str | None = Field(
+        default=None,
+        max_length=MAX_QUERY_CHARS,
+        description=(
+            "Search words. Terms are OR-ed and ranked by relevance (BM25), so a question in "
+            "your own words works; at most 32 terms are used. Omit or leave empty to list "
+            "recent memories. A query with nothing searchable in it (e.g. `???`) returns "
+            "nothing."
+        ),
+    )
+    tag: TagName | None = Field(
+        default=None, description="Only entities carrying this exact tag, e.g. `project:myapp`."
+    )
+    limit: int = Field(
+        default=DEFAULT_RECALL_LIMIT,
+        ge=1,
+        le=MAX_RECALL_LIMIT,
+        description=f"Maximum results, 1-{MAX_RECALL_LIMIT} (default {DEFAULT_RECALL_LIMIT}).",
+    )
+    include_archived: bool = Field(
+        default=False, description="Also return archived (forgotten) entities."
+    )
+    namespace: NamespaceName | None = Field(
+        default=None, description="Only entities in this namespace."
+    )
+    cross_project: bool = Field(
+        default=False,
+        description="Lift project and namespace scoping and search every namespace.",
+    )
+
+
+class Retrieval(Output):
+    mode: Literal["hybrid", "fts"] = Field(
+        description="`hybrid` when the vector supplement ran, `fts` when keyword-only."
+    )
+    degraded: bool = Field(
+        description="Embeddings are configured but the vector side could not run now."
+    )
+    truncated: bool = Field(description="Results filled `limit`; more may exist.")
+
+
+class RecallOutput(Output):
+    entities: list[EntityOutput]
+    retrieval: Retrieval
+    conflicts: list[str] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Stated `contradicts` relations between returned entities, when any.",
+    )

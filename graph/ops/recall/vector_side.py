@@ -1,0 +1,75 @@
+"""recall's vector side: whether it can run for a query, and the query's embedding, computed
+on another thread while SQLite runs the keyword search."""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from graph.embedding import provider
+from graph.embedding.base import EmbedderError
+from graph.indexing import vectors
+from graph.models import Entity
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class VectorSide:
+    generation: int | None
+    degraded: bool
+    query: np.ndarray | None = None
+    token: str = ""  # tells generations of the same number apart (graph.storage.vector_cache)
+    dimensions: int = 0
+    pending: Future[np.ndarray] | None = None  # the query's embedding, being computed
+
+    @property
+    def ran(self) -> bool:
+        return self.query is not None
+
+    def resolve(self) -> VectorSide:
+        """Wait for the query's embedding: the side ready to search, or degraded."""
+        if self.pending is None:
+            return self
+        try:
+            vector = self.pending.result()
+        except EmbedderError as exc:
+            logger.warning("query embedding failed, answering keyword-only: %s", exc)
+            return VectorSide(None, True)
+        if vector.shape != (self.dimensions,):
+            return VectorSide(None, True)
+        return VectorSide(self.generation, False, vector, self.token)
+
+
+_embedding_thread = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memesh-query-embed")
+
+
+def plan_vector_side(query: str) -> VectorSide:
+    """Whether the vector search can run for this query; if so, its embedding is started.
+
+    degraded: an embedder is configured but the vector side cannot run — sqlite-vec missing,
+    the live index built by another embedder (a reindex is due), no index yet while memories
+    exist, or the provider failing now (known once the embedding resolves).
+    """
+    embedder = provider.current()
+    if embedder is None:
+        return VectorSide(None, False)
+    if not vectors.vectors_supported():
+        return VectorSide(None, True)
+    live = vectors.live_generation()
+    if live is None:
+        return VectorSide(None, Entity.objects.indexed_row_count() > 0)
+    if live.identity != embedder.identity or embedder.dimensions not in (None, live.dimensions):
+        return VectorSide(None, True)  # another embedding space: a reindex is due
+    pending = _embedding_thread.submit(vectors.query_vector, embedder, query)
+    return VectorSide(
+        live.generation, False, token=live.created_at, dimensions=live.dimensions, pending=pending
+    )
+
+
+def vector_side(query: str) -> VectorSide:
+    """plan_vector_side, resolved: the side ready to search (or why it cannot)."""
+    return plan_vector_side(query).resolve()

@@ -1,0 +1,1 @@
+"""Pure Python search parts: the tokenizer, fusion and scoring (no Django imports)."""

@@ -1,0 +1,182 @@
+"""Raw SQL reads and writes of the entity tables on the hot paths (recall's documents,
+remember's inserts, access counts): the ORM costs more than these queries take."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import connection, models
+
+from graph.search.text import embedding_text
+from graph.storage.cursor import cursor, db_time, placeholders
+
+# Params: ids. Result: the fields recall returns for those entities; times as ISO 8601 text
+# (CAST: no declared type, so the driver hands back the stored text without parsing it).
+_SQL_ENTITY_FIELDS = """
+SELECT id, name, title, type, namespace, status, confidence,
+       replace(CAST(created_at AS TEXT), ' ', 'T') || 'Z',
+       replace(CAST(updated_at AS TEXT), ' ', 'T') || 'Z',
+       metadata
+FROM graph_entity WHERE id IN ({ids})
+"""
+# Params: ids. Result: id, name, title, status.
+SQL_ENTITY_STATES = "SELECT id, name, title, status FROM graph_entity WHERE id IN ({ids})"
+# Params: ids. Result: entity_id, observation text, in insertion order.
+SQL_OBSERVATIONS_OF = (
+    "SELECT entity_id, text FROM graph_observation WHERE entity_id IN ({ids}) ORDER BY id"
+)
+# Params: ids. Result: entity_id, tag, in insertion order.
+SQL_TAGS_OF = "SELECT entity_id, name FROM graph_tag WHERE entity_id IN ({ids}) ORDER BY id"
+# Params: ids. Result: from id, from name, to id, to name, type of their outgoing relations.
+_SQL_RELATIONS_FROM = """
+SELECT r.from_entity_id, f.name, r.to_entity_id, t.name, r.type
+FROM graph_relation AS r
+JOIN graph_entity AS f ON f.id = r.from_entity_id
+JOIN graph_entity AS t ON t.id = r.to_entity_id
+WHERE r.from_entity_id IN ({ids})
+ORDER BY r.id
+"""
+# Params per row: entity id, text, created_at.
+_SQL_OBSERVATION_INSERT = (
+    "INSERT INTO graph_observation (entity_id, text, created_at) VALUES (?, ?, ?)"
+)
+# Params per row: entity id, tag.
+_SQL_TAG_INSERT = "INSERT INTO graph_tag (entity_id, name) VALUES (?, ?)"
+# Params per row: accesses to add, time of the last one (twice), id. Leaves updated_at alone
+# (a read is not a write); never moves last_accessed_at backwards.
+_SQL_ADD_ACCESSES = """
+UPDATE graph_entity
+SET access_count = access_count + ?,
+    last_accessed_at = CASE WHEN last_accessed_at IS NULL OR last_accessed_at < ? THEN ?
+                            ELSE last_accessed_at END
+WHERE id = ?
+"""
+
+
+class DocumentQueries(models.Manager):
+    """The entity-table half of Entity.objects."""
+
+    def embedding_texts(self, entity_ids: Sequence[int]) -> dict[int, str]:
+        """The text each of these entities' vector is built from (active entities only)."""
+        ids = sorted(set(entity_ids))
+        if not ids:
+            return {}
+        marks = placeholders(len(ids))
+        with cursor() as cur:
+            cur.execute(SQL_ENTITY_STATES.format(ids=marks), ids)
+            entities = [row for row in cur.fetchall() if row[3] == "active"]
+            cur.execute(SQL_OBSERVATIONS_OF.format(ids=marks), ids)
+            bodies: dict[int, list[str]] = {}
+            for entity_id, text in cur.fetchall():
+                bodies.setdefault(entity_id, []).append(text)
+        return {
+            entity_id: embedding_text(name, title, bodies.get(entity_id, []))
+            for entity_id, name, title, _ in entities
+        }
+
+    # --- hot-path reads (raw SQL: the ORM costs more than the queries themselves) ---------
+
+    def documents(self, entity_ids: Sequence[int]) -> list[EntityDocument]:
+        """Full recall documents of these entities, in the order given."""
+        if not entity_ids:
+            return []
+        ids = list(entity_ids)
+        marks = placeholders(len(ids))
+        docs: dict[int, EntityDocument] = {}
+        with cursor() as cur:
+            cur.execute(_SQL_ENTITY_FIELDS.format(ids=marks), ids)
+            for row in cur.fetchall():
+                entity_id, name, title, type_, namespace, status, confidence, created, updated = (
+                    row[:9]
+                )
+                docs[entity_id] = EntityDocument(
+                    entity_id,
+                    name,
+                    title,
+                    type_,
+                    namespace,
+                    status,
+                    confidence,
+                    created,
+                    updated,
+                    metadata=json.loads(row[9] or "{}"),
+                )
+            cur.execute(SQL_OBSERVATIONS_OF.format(ids=marks), ids)
+            for entity_id, body in cur.fetchall():
+                docs[entity_id].observations.append(body)
+            cur.execute(SQL_TAGS_OF.format(ids=marks), ids)
+            for entity_id, name in cur.fetchall():
+                docs[entity_id].tags.append(name)
+            cur.execute(_SQL_RELATIONS_FROM.format(ids=marks), ids)
+            for from_id, from_name, to_id, to_name, rel_type in cur.fetchall():
+                docs[from_id].relations.append((from_name, to_id, to_name, rel_type))
+        return [docs[i] for i in ids if i in docs]
+
+    # --- hot-path writes (the ORM compiles more SQL than remember spends in SQLite) ------
+
+    def id_for_name(self, name: str) -> int | None:
+        with cursor() as cur:
+            cur.execute("SELECT id FROM graph_entity WHERE name = ?", [name])
+            row = cur.fetchone()
+        return row[0] if row else None
+
+    def insert_new(self, entity: Any) -> None:
+        """INSERT an unsaved entity and give it its id, as `save()` would (~5x cheaper).
+
+        Values go through each field's own get_db_prep_save, so they are stored exactly as
+        the ORM stores them (JSON text, naive UTC times).
+        """
+        fields = [f for f in self.model._meta.concrete_fields if not f.primary_key]
+        sql = "INSERT INTO {table} ({columns}) VALUES ({marks})".format(
+            table=self.model._meta.db_table,
+            columns=", ".join(connection.ops.quote_name(f.column) for f in fields),
+            marks=placeholders(len(fields)),
+        )
+        values = [f.get_db_prep_save(f.pre_save(entity, True), connection) for f in fields]
+        with cursor() as cur:
+            cur.execute(sql, values)
+            entity.pk = cur.lastrowid
+        entity._state.adding = False
+        entity._state.db = self.db
+
+    def observations_append(self, entity_id: int, texts: Sequence[str], when: datetime) -> None:
+        if texts:
+            with cursor() as cur:
+                at = db_time(when)
+                cur.executemany(_SQL_OBSERVATION_INSERT, [(entity_id, t, at) for t in texts])
+
+    def tags_append(self, entity_id: int, names: Sequence[str]) -> None:
+        if names:
+            with cursor() as cur:
+                cur.executemany(_SQL_TAG_INSERT, [(entity_id, name) for name in names])
+
+    def accesses_add(self, counts: dict[int, int], last_seen: dict[int, datetime]) -> None:
+        """Add recall accesses: id -> how many, id -> when the last one happened."""
+        rows = []
+        for entity_id, n in counts.items():
+            at = db_time(last_seen[entity_id])
+            rows.append((n, at, at, entity_id))
+        with cursor() as cur:
+            cur.executemany(_SQL_ADD_ACCESSES, rows)
+
+
+@dataclass(slots=True)
+class EntityDocument:
+    id: int
+    name: str
+    title: str | None
+    type: str
+    namespace: str
+    status: str
+    confidence: float
+    created_at: str  # ISO 8601, UTC
+    updated_at: str
+    metadata: dict[str, Any]
+    observations: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    # (from name, to id, to name, type)
+    relations: list[tuple[str, int, str, str]] = field(default_factory=list)
