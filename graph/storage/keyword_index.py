@@ -336,24 +336,12 @@ class KeywordIndexQueries(models.Manager):
         parts: list[str] = []
         params: list[object] = [db_time(now)]
         for table in tables:
-            filters = ""
-            join = ""
-            table_params: list[object] = [match]
-            if namespace is not None or tag is not None:
-                join = f"JOIN graph_entity AS e ON e.id = {table}.rowid"
-            if namespace is not None:
-                filters += " AND e.namespace = ?"
-                table_params.append(namespace)
-            if tag is not None:
-                filters += (
-                    " AND EXISTS (SELECT 1 FROM graph_tag AS t"
-                    " WHERE t.entity_id = e.id AND t.name = ?)"
-                )
-                table_params.append(tag)
+            filters, filter_params = _entity_filters(namespace, tag)
+            join = f"JOIN graph_entity AS e ON e.id = {table}.rowid" if filters else ""
             parts.append(
                 _SQL_FTS_ARM.format(table=table, weights=BM25_WEIGHTS, join=join, filters=filters)
             )
-            params.extend(table_params)
+            params.extend([match, *filter_params])
         sql = _SQL_FTS_CANDIDATES.format(arms=" UNION ALL ".join(parts))
         params.append(limit)
         with cursor() as cur:
@@ -390,20 +378,33 @@ class KeywordIndexQueries(models.Manager):
         filtered like fts_candidates; bm25 is 0."""
         if not entity_ids:
             return []
-        filters = ""
-        params: list[object] = [db_time(now), *entity_ids]
-        if namespace is not None:
-            filters += " AND e.namespace = ?"
-            params.append(namespace)
-        if tag is not None:
-            filters += (
-                " AND EXISTS (SELECT 1 FROM graph_tag AS t WHERE t.entity_id = e.id AND t.name = ?)"
-            )
-            params.append(tag)
+        filters, filter_params = _entity_filters(namespace, tag)
+        params: list[object] = [db_time(now), *entity_ids, *filter_params]
         sql = _SQL_RANKING_INPUTS.format(ids=placeholders(len(entity_ids)), filters=filters)
         with cursor() as cur:
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]
+
+
+# Filters on the entity row `e`, shared by the keyword candidates and the ranking inputs of
+# the vector candidates, so both sides of recall scope alike. Params: the namespace; the tag.
+_SQL_NAMESPACE_FILTER = " AND e.namespace = ?"
+_SQL_TAG_FILTER = (
+    " AND EXISTS (SELECT 1 FROM graph_tag AS t WHERE t.entity_id = e.id AND t.name = ?)"
+)
+
+
+def _entity_filters(namespace: str | None, tag: str | None) -> tuple[str, list[object]]:
+    """The SQL to append after a WHERE on `e`, and its parameters, for these filters."""
+    sql = ""
+    params: list[object] = []
+    if namespace is not None:
+        sql += _SQL_NAMESPACE_FILTER
+        params.append(namespace)
+    if tag is not None:
+        sql += _SQL_TAG_FILTER
+        params.append(tag)
+    return sql, params
 
 
 def _leading_varint(blob: bytes) -> int:
