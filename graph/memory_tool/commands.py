@@ -85,7 +85,7 @@ def _dispatch(data: object) -> str:
     if not isinstance(command, str) or command not in COMMANDS:
         raise InvalidInput(f"Unknown command {command!r}: expected one of {', '.join(COMMANDS)}")
     if command == "view":
-        return _view(_required(data, "path"), _view_range(data.get("view_range")))
+        return _view(parse_path(_required(data, "path")), _view_range(data.get("view_range")))
     if command == "create":
         return _create(
             parse_file_path(_required(data, "path"), "write to"), _string(data, "file_text")
@@ -148,8 +148,7 @@ def _plural(n: int) -> str:
     return f"{n} memor{'y' if n == 1 else 'ies'}"
 
 
-def _view(raw: object, view_range: tuple[int, int] | None) -> str:
-    path: MemoryPath = parse_path(raw)
+def _view(path: MemoryPath, view_range: tuple[int, int] | None) -> str:
     if path.name is None and view_range is not None:
         raise InvalidInput("`view_range` applies to files only")
     if path.namespace is None:
