@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from graph.indexing import consistency
 from graph.memory_tool import (
     TOOL_DEFINITION,
     MemoryToolResult,
@@ -14,7 +15,7 @@ from graph.memory_tool import (
     handle_memory_command,
 )
 from graph.models import Entity, Observation, Status, Tag
-from tests.helpers import names, recall, remember
+from tests.helpers import forget, names, recall, remember
 
 pytestmark = pytest.mark.django_db
 
@@ -212,6 +213,36 @@ def test_create_refuses_a_name_taken_by_an_archived_entity_in_another_namespace(
     assert snapshot() == before
 
 
+def test_create_stores_a_repeated_line_once_and_says_so() -> None:
+    out = ok("create", path="/memories/personal/m.md", file_text="same  fact\nother\nsame fact\n")
+    assert "2 lines" in out and "1 repeated line" in out
+    assert observations("m") == ["same  fact", "other"]
+
+
+def test_create_stores_lines_stripped_as_remember_does_so_forget_can_match_them() -> None:
+    ok("create", path="/memories/personal/m.md", file_text="  indented line  \nplain\n")
+    assert observations("m") == ["indented line", "plain"]
+    forget("m", observation="indented line")
+    assert observations("m") == ["plain"]
+
+
+def test_overwriting_a_file_is_not_corroboration_and_keeps_confidence() -> None:
+    remember("m", "old")
+    before = Entity.objects.get(name="m").confidence
+    ok("create", path="/memories/personal/m.md", file_text="new\nnewer")
+    assert Entity.objects.get(name="m").confidence == before
+
+
+def test_overwriting_a_decision_needs_no_why() -> None:
+    # remember's `replace` of a decision asks for `why`; the memory tool has no such field,
+    # and the reference's create only overwrites observations.
+    remember("choice", "use sqlite", type="decision")
+    ok("create", path="/memories/personal/choice.md", file_text="use sqlite with WAL")
+    entity = Entity.objects.get(name="choice")
+    assert entity.type == "decision"
+    assert observations("choice") == ["use sqlite with WAL"]
+
+
 # --- str_replace ----------------------------------------------------------------------------
 
 
@@ -280,6 +311,19 @@ def test_str_replace_across_two_observations_merges_the_edited_text() -> None:
     assert observations("m") == ["al-ta", "gamma"]
 
 
+def test_str_replace_making_a_line_equal_to_another_merges_them() -> None:
+    remember("m", "use tabs", "use  spaces")
+    ok("str_replace", path="/memories/personal/m.md", old_str="spaces", new_str="tabs")
+    assert observations("m") == ["use tabs"]
+
+
+def test_str_replace_is_an_edit_not_corroboration() -> None:
+    remember("m", "alpha")
+    before = Entity.objects.get(name="m").confidence
+    ok("str_replace", path="/memories/personal/m.md", old_str="alpha", new_str="beta")
+    assert Entity.objects.get(name="m").confidence == before
+
+
 def test_str_replace_refuses_an_empty_old_str() -> None:
     remember("m", "alpha")
     assert "old_str" in refused("str_replace", path="/memories/personal/m.md", old_str="")
@@ -305,6 +349,21 @@ def test_insert_after_the_last_line_appends_and_is_indexed() -> None:
     ok("insert", path="/memories/personal/m.md", insert_line=1, insert_text="platypusnote\n")
     assert observations("m") == ["one", "platypusnote"]
     assert names(recall("platypusnote")) == ["m"]
+
+
+def test_insert_of_a_line_the_memory_already_holds_stores_nothing() -> None:
+    remember("m", "one", "two")
+    before = snapshot()
+    out = ok("insert", path="/memories/personal/m.md", insert_line=0, insert_text="two ")
+    assert "already holds" in out
+    assert snapshot() == before
+
+
+def test_insert_of_a_new_line_raises_confidence_as_remember_does() -> None:
+    remember("m", "one")
+    before = Entity.objects.get(name="m").confidence
+    ok("insert", path="/memories/personal/m.md", insert_line=0, insert_text="zero")
+    assert Entity.objects.get(name="m").confidence == pytest.approx(before + 0.05)
 
 
 def test_insert_refuses_a_line_past_the_end_or_not_an_integer() -> None:
@@ -379,6 +438,22 @@ def test_rename_of_a_missing_file_is_refused() -> None:
     assert "does not exist" in refused(
         "rename", old_path="/memories/personal/none.md", new_path="/memories/personal/x.md"
     )
+
+
+def test_the_indexes_agree_with_the_rows_after_every_command() -> None:
+    remember("m", "one", "two-a\ntwo-b", "three", tags=["t"])
+    ok("create", path="/memories/team/n.md", file_text="x\ny")
+    ok("insert", path="/memories/personal/m.md", insert_line=1, insert_text="inserted")
+    ok("str_replace", path="/memories/personal/m.md", old_str="two-b\nthree", new_str="merged")
+    ok("str_replace", path="/memories/team/n.md", old_str="x\n", new_str="")
+    ok("rename", old_path="/memories/team/n.md", new_path="/memories/global/n2.md")
+    ok("delete", path="/memories/personal/m.md")
+    ok("create", path="/memories/personal/m.md", file_text="back")
+    report = consistency.check()
+    assert report.ok, report.as_json()
+    assert names(recall("inserted")) == []  # overwritten by the last create
+    assert names(recall("back")) == ["m"]
+    assert names(recall("n2")) == ["n2"]
 
 
 # --- refusals (the reference's table) ----------------------------------------------------------

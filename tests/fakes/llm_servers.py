@@ -7,20 +7,24 @@ Point an LLM config at one and steer it while it runs:
         server.replies.append(LLMReply(status=429, headers={"Retry-After": "7"}))
         server.replies.append(LLMReply(delay=5.0))           # hang, then answer normally
         server.replies.append(LLMReply(body="{not json"))      # malformed JSON
+        server.replies.append(LLMReply(content=[tool_use("memory", {...})]))  # a tool call
         config_update({"llm": server.llm_config(model="claude-haiku-4-5")})
         ...                                                  # code under test calls complete()
         server.requests[0].body["messages"]                  # what was sent
 
 `replies` is consumed one per chat request; when it is empty the server answers
-`default_text`. `api_key` (when set) is checked as the real servers check it (anthropic:
-`x-api-key`; openai: `Authorization: Bearer`), and a wrong key gets a 401 that echoes the key
-back, as some servers do, so tests can prove it is redacted. Model listings (`/v1/models`,
+`default_text`. A reply's `content` (anthropic) is sent as the message's content blocks, with
+`stop_reason: tool_use` when one is a `tool_use` block (`tool_use(name, input)` builds one).
+`api_key` (when set) is checked as the real servers check it (anthropic: `x-api-key`; openai:
+`Authorization: Bearer`), and a wrong key gets a 401 that echoes the key back, as some
+servers do, so tests can prove it is redacted. Model listings (`/v1/models`,
 `/api/tags`) answer `models` (set it to [] for a server with none). The server base URL is
 `server.url` (no `/v1`); `server.llm_config()` gives a ready `llm` config entry.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import deque
 from dataclasses import dataclass, field
@@ -39,7 +43,8 @@ class LLMReply:
     then `drop` closes the connection unanswered; `body` (str/bytes) or `json` is sent as is
     with `status`; otherwise a well-formed reply in the server's wire format carrying `text`
     (or the server's `default_text`) with `status` — a non-200 status without a body gets a
-    small error body in the provider's shape."""
+    small error body in the provider's shape. `content` (anthropic only) replaces the text
+    block with these Messages API content blocks."""
 
     text: str | None = None
     status: int = 200
@@ -48,6 +53,20 @@ class LLMReply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drop: bool = False
+    content: list[dict[str, Any]] | None = None
+
+
+def tool_use(name: str, input: dict[str, Any], id: str | None = None) -> dict[str, Any]:
+    """An Anthropic `tool_use` content block (a fresh id unless given)."""
+    return {
+        "type": "tool_use",
+        "id": id or f"toolu_{next(_TOOL_USE_IDS):04d}",
+        "name": name,
+        "input": input,
+    }
+
+
+_TOOL_USE_IDS = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -111,16 +130,20 @@ class FakeLLMServer(LoopbackServer):
             return {"error": {"message": message, "type": "invalid_request_error", "code": None}}
         return {"error": message}
 
-    def chat_body(self, text: str, request: Any) -> Any:
+    def chat_body(
+        self, text: str, request: Any, content: list[dict[str, Any]] | None = None
+    ) -> Any:
         model = request.get("model") if isinstance(request, dict) else None
         if self.kind == "anthropic":
+            blocks = content if content is not None else [{"type": "text", "text": text}]
+            uses_tool = any(block.get("type") == "tool_use" for block in blocks)
             return {
                 "id": "msg_fake",
                 "type": "message",
                 "role": "assistant",
                 "model": model,
-                "content": [{"type": "text", "text": text}],
-                "stop_reason": "end_turn",
+                "content": blocks,
+                "stop_reason": "tool_use" if uses_tool else "end_turn",
                 "usage": {"input_tokens": 1, "output_tokens": 1},
             }
         if self.kind == "openai":
@@ -229,7 +252,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(reply.status, body_out, reply.headers)
         else:
             text = reply.text if reply.text is not None else self.fake.default_text
-            self._send(200, self.fake.chat_body(text, body), reply.headers)
+            self._send(200, self.fake.chat_body(text, body, reply.content), reply.headers)
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self._send_raw(status, json.dumps(payload).encode(), headers or {})

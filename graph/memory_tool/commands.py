@@ -1,0 +1,184 @@
+"""One memory-tool command in, one `tool_result` out.
+
+This is the tool's edge, as a view is a REST endpoint's: the input comes from a model over the
+wire, so the declared schema describes what should arrive, not what does — every field is
+checked here, each command calls one selector or service, and every refusal (a
+`graph.errors.MemeshError`, or a schema error the services raise) becomes a result with
+`is_error=True`, never an exception. Nothing changes when a command is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from graph.errors import InvalidInput, MemeshError
+from graph.memory_tool import lines
+from graph.memory_tool.paths import (
+    NAMESPACES,
+    ROOT,
+    MemoryFile,
+    MemoryPath,
+    encode_name,
+    parse_file_path,
+    parse_path,
+)
+from graph.memory_tool.selectors import (
+    memory_file_entity,
+    memory_file_observations,
+    memory_namespace_counts,
+    memory_namespace_list,
+)
+from graph.memory_tool.services import (
+    memory_file_create,
+    memory_file_delete,
+    memory_file_insert,
+    memory_file_rename,
+    memory_file_str_replace,
+)
+
+TOOL_DEFINITION: Final[dict[str, str]] = {"type": "memory_20250818", "name": "memory"}
+COMMANDS: Final[tuple[str, ...]] = ("view", "create", "str_replace", "insert", "delete", "rename")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryToolResult:
+    """What goes back to Claude as the `tool_result`: its content and `is_error`."""
+
+    content: str
+    is_error: bool = False
+
+    def tool_result(self, tool_use_id: str) -> dict[str, Any]:
+        """The Messages API `tool_result` block answering the `tool_use` with this id."""
+        return {
+            "type": "tool_result",
+            "tool_use_id": tool_use_id,
+            "content": self.content,
+            "is_error": self.is_error,
+        }
+
+
+def handle_memory_command(input: object) -> MemoryToolResult:
+    """Perform one memory-tool command (`tool_use.input`); refusals come back as error
+    results."""
+    try:
+        return MemoryToolResult(_dispatch(input))
+    except MemeshError as exc:
+        return MemoryToolResult(exc.message, is_error=True)
+    except ValidationError as exc:
+        return MemoryToolResult(_first_error(exc), is_error=True)
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else error["msg"]
+
+
+def _dispatch(data: object) -> str:
+    if not isinstance(data, Mapping):
+        raise InvalidInput("Input must be an object with a `command` field")
+    command = data.get("command")
+    if not isinstance(command, str) or command not in COMMANDS:
+        raise InvalidInput(f"Unknown command {command!r}: expected one of {', '.join(COMMANDS)}")
+    if command == "view":
+        return _view(parse_path(_required(data, "path")), _view_range(data.get("view_range")))
+    if command == "create":
+        return _create(
+            parse_file_path(_required(data, "path"), "write to"), _string(data, "file_text")
+        )
+    if command == "str_replace":
+        new_str = data.get("new_str")
+        if new_str is not None and not isinstance(new_str, str):
+            raise InvalidInput("`new_str` must be a string")
+        file = parse_file_path(_required(data, "path"), "edit")
+        line = memory_file_str_replace(
+            file=file, old_str=_string(data, "old_str"), new_str=new_str or ""
+        )
+        return f"Edited {file} at line {line}"
+    if command == "insert":
+        at = data.get("insert_line")
+        if not isinstance(at, int) or isinstance(at, bool):
+            raise InvalidInput("`insert_line` must be an integer")
+        return _insert(
+            parse_file_path(_required(data, "path"), "insert into"),
+            at,
+            _string(data, "insert_text"),
+        )
+    if command == "delete":
+        file = parse_file_path(_required(data, "path"), "delete")
+        memory_file_delete(file=file)
+        return f"Deleted {file} (archived; it can be restored)"
+    old = parse_file_path(_required(data, "old_path"), "rename")
+    new = parse_file_path(_required(data, "new_path"), "rename onto")
+    memory_file_rename(old=old, new=new)
+    return f"Renamed {old} to {new}"
+
+
+def _required(data: Mapping[str, Any], key: str) -> object:
+    if key not in data:
+        raise InvalidInput(f"`{key}` is required")
+    return data[key]
+
+
+def _string(data: Mapping[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise InvalidInput(f"`{key}` is required and must be a string")
+    return value
+
+
+def _view_range(raw: object) -> tuple[int, int] | None:
+    if raw is None:
+        return None
+    if (
+        not isinstance(raw, Sequence)
+        or isinstance(raw, str)
+        or len(raw) != 2
+        or not all(isinstance(n, int) and not isinstance(n, bool) for n in raw)
+    ):
+        raise InvalidInput("`view_range` must be [start_line, end_line] (end -1 = to the end)")
+    return raw[0], raw[1]
+
+
+def _plural(n: int) -> str:
+    return f"{n} memor{'y' if n == 1 else 'ies'}"
+
+
+def _view(path: MemoryPath, view_range: tuple[int, int] | None) -> str:
+    if path.name is None and view_range is not None:
+        raise InvalidInput("`view_range` applies to files only")
+    if path.namespace is None:
+        counts = memory_namespace_counts()
+        return "\n".join([ROOT, *(f"- {ns}/ ({_plural(counts[ns])})" for ns in NAMESPACES)])
+    if path.name is None:
+        entries = memory_namespace_list(path.namespace)
+        listing = [f"{path} ({_plural(len(entries))})"]
+        for entry in entries:
+            line = f"- {encode_name(entry.name)}.md (type: {entry.type})"
+            if entry.tags:
+                line += f" tags: {', '.join(entry.tags)}"
+            listing.append(line)
+        return "\n".join(listing)
+    file = MemoryFile(path.namespace, path.name)
+    texts = [o.text for o in memory_file_observations(memory_file_entity(file))]
+    return lines.numbered(texts, view_range, str(file))
+
+
+def _create(file: MemoryFile, file_text: str) -> str:
+    written = memory_file_create(file=file, lines=lines.file_lines(file_text))
+    verb = "created" if written.created else "overwritten"
+    reply = f"File {verb} at {file} ({written.lines} lines)"
+    if written.duplicates:
+        reply += f"; {written.duplicates} repeated line(s) not stored twice"
+    return reply
+
+
+def _insert(file: MemoryFile, insert_line: int, raw_text: str) -> str:
+    text = lines.insert_text(raw_text)
+    if not memory_file_insert(file=file, insert_line=insert_line, text=text):
+        return f"{file} already holds that line; nothing inserted"
+    return f"Inserted into {file} after line {insert_line}"
