@@ -1,7 +1,7 @@
 """Validate the retrieval-quality data set; exit 1 on any violation.
 
-    .venv/bin/python bench/data/quality/check.py            # from the repository root
-    .venv/bin/python bench/data/quality/check.py --verbose  # also list warnings one by one
+    .venv/bin/python -m bench.data.quality.check            # from the repository root
+    .venv/bin/python -m bench.data.quality.check --verbose  # also list warnings one by one
 
 Content terms are memesh's own: `graph.text.query_terms` for a query and
 `graph.text.index_text` for a memory's name, observations and tags (what the keyword index
@@ -33,11 +33,9 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent.parent
-sys.path.insert(0, str(REPO))
+from graph.text import index_text, query_terms
 
-from graph.text import index_text, query_terms  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 MIN_MEMORIES = 2000
 MIN_EN_QUERIES = 150

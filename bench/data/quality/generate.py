@@ -1,7 +1,7 @@
 """Build memories.jsonl: the hand-written memories, then deterministic generated filler.
 
-    .venv/bin/python bench/data/quality/generate.py                 # writes memories.jsonl
-    .venv/bin/python bench/data/quality/generate.py --count 1560 --seed 20240611
+    .venv/bin/python -m bench.data.quality.generate                 # writes memories.jsonl
+    .venv/bin/python -m bench.data.quality.generate --count 1560 --seed 20240611
 
 Standard library only; the output depends only on --count, --seed and the hand-written file.
 
