@@ -688,7 +688,7 @@ def render(results: Results, plot_dir: str = "benchmarks") -> str:
             lines += [INTROS[name], ""]
         section = sections.get(name)
         if section is None:
-            lines += [f"Not run yet: `.venv/bin/python bench/run_all.py --only {name}`.", ""]
+            lines += [f"Not run yet: `.venv/bin/python -m bench.run_all --only {name}`.", ""]
             continue
         lines += [*provenance(section), ""]
         if section.get("error"):
