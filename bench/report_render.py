@@ -548,9 +548,10 @@ def render_quality(data: dict[str, Any]) -> list[str]:
     out = [
         f"{fmt(data.get('memories'))} memories, {fmt(data.get('queries'))} queries "
         f"({', '.join(f'{g} {fmt(n)}' for g, n in data.get('groups', {}).items())}). Every "
-        "strategy runs all queries in sequence through the real recall path, then in reverse "
-        "order from the same starting state; orders agree within the tolerance over all "
-        f"queries: {fmt(data.get('orders_agree'))}.",
+        "strategy runs all queries in sequence on one database (hybrid through recall itself, "
+        "keyword through recall with no embedder configured, vector through recall's vector "
+        "calls alone), then in reverse order from the same starting state; orders agree within "
+        f"the tolerance over all queries: {fmt(data.get('orders_agree'))}.",
         "",
     ]
     rows = []
