@@ -160,6 +160,7 @@ def _client(base: str, work: list[tuple[str, dict[str, Any]]], start: Any, out: 
     standard library's http.client costs a fraction of httpx's CPU per request; on a 2-core
     machine the load generator's cycles come out of the server's."""
     url = urllib.parse.urlsplit(base)
+    assert url.hostname is not None
     conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
     headers = {"Content-Type": "application/json"}
     mine: list[float] = []

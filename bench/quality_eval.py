@@ -236,7 +236,8 @@ def calibrate(queries: list[dict[str, Any]]) -> dict[str, Any]:
     live = vectors.live_generation()
     assert embedder is not None and live is not None
     ids = dict(Entity.objects.values_list("name", "id"))
-    target_sims, other_sims = [], []
+    target_sims: list[float] = []
+    other_sims: list[float] = []
     for q in queries:
         qv = vectors.query_vector(embedder, q["query"])
         near = EntityVector.objects.nearest(

@@ -169,7 +169,8 @@ TARGETS = (
 
 def verdict(target: Target, results: Results) -> tuple[str, str]:
     """("met" | "missed" | "not measured", the measured values as text)."""
-    parts, outcomes = [], []
+    parts: list[str] = []
+    outcomes: list[bool | None] = []
     for check in target.checks:
         value = check.value(results)
         if value is None:
@@ -607,8 +608,8 @@ def render_resources(results: Results) -> list[str]:
                 rss["sum_mb"],
             ]
         )
-    imp = section_data(results, "import")
-    for step, f in (imp or {}).get("steps", {}).items():
+    imp = section_data(results, "import") or {}
+    for step, f in imp.get("steps", {}).items():
         if step.startswith("seed import"):
             rows.append([f"`memesh import` of {fmt(imp['entities'])} entities", f["peak_rss_mb"]])
     reindex = section_data(results, "reindex")

@@ -32,6 +32,7 @@ import sys
 import unicodedata
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from graph.text import index_text, query_terms
 
@@ -108,7 +109,7 @@ def main() -> int:
 
     # --- queries ----------------------------------------------------------------------------
     seen_ids: set[str] = set()
-    table: Counter[tuple[str, str]] = Counter()
+    table: Counter[tuple[Any, Any]] = Counter()  # (lang, kind) as the file gives them
     rivals: Counter[str] = Counter()
     for q in queries:
         qid = q.get("id", "?")

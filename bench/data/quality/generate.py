@@ -1507,8 +1507,8 @@ class Composer:
     def measurement(self, c):
         metric, unit = self.pick(METRICS[c["kind"]])
         change = self.pick(CHANGES[c["kind"]])
-        a, b = sorted(self.rng.sample(range(20, 900), 2), reverse=True)
-        b = f"{b} {unit}".strip()
+        a, after = sorted(self.rng.sample(range(20, 900), 2), reverse=True)
+        b = f"{after} {unit}".strip()
         forms = [
             [f"The {metric} of {c['component']} went from {a} to {b} after {change}."],
             [
