@@ -13,4 +13,4 @@ lint:
 
 bench:
 	python3 scripts/dev.py setup
-	.venv/bin/python bench/recall_bench.py
+	.venv/bin/python -m bench.recall_bench

@@ -1,7 +1,7 @@
 """Export/import round trip of N memories through the real `memesh` CLI processes.
 
-    .venv/bin/python bench/bundle_roundtrip.py                   # 50,000 memories
-    .venv/bin/python bench/bundle_roundtrip.py --entities 5000 --json
+    .venv/bin/python -m bench.bundle_roundtrip                   # 50,000 memories
+    .venv/bin/python -m bench.bundle_roundtrip --entities 5000 --json
 
 Run it in a terminal to see the commands' progress bars (their stderr is passed through).
 

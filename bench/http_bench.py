@@ -1,8 +1,8 @@
 """HTTP throughput and latency of `memesh serve` (not a test; run it by hand).
 
-    .venv/bin/python bench/http_bench.py                     # 10k memories, keyword-only
-    .venv/bin/python bench/http_bench.py --embedder local    # hybrid recall (vectors built first)
-    .venv/bin/python bench/http_bench.py --json
+    .venv/bin/python -m bench.http_bench                     # 10k memories, keyword-only
+    .venv/bin/python -m bench.http_bench --embedder local    # hybrid recall (vectors built first)
+    .venv/bin/python -m bench.http_bench --json
 
 1. Seeds N memories (bench/recall_bench.py's corpus) through the service layer into a fresh
    database, and with an embedder builds their vectors.
@@ -36,10 +36,9 @@ from typing import Any
 
 import httpx
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "bench"))
+from bench.recall_bench import Corpus
 
-from recall_bench import Corpus  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def parse_args() -> argparse.Namespace:
@@ -66,25 +65,29 @@ def parse_args() -> argparse.Namespace:
 
 
 def seed(home: Path, n: int, embedder: str) -> None:
-    """Seed in a child process, so this one never imports Django."""
-    code = f"""
-import os, random, sys
-sys.path.insert(0, {str(REPO)!r}); sys.path.insert(0, {str(REPO / "bench")!r})
-import django; django.setup()
-from django.core.management import call_command
-call_command("migrate", verbosity=0)
-from recall_bench import Corpus
-from graph.ops.operation import CallContext
-from graph.ops.registry import OPERATIONS
-from graph.indexing import vectors
-corpus, rng, ctx = Corpus(1, {n}), random.Random(1), CallContext("bench")
-for i in range({n}):
-    OPERATIONS["remember"].run(corpus.memory(i, rng), ctx)
-if {embedder!r} != "none":
-    while vectors.embed_pending(max_entities=512).embedded:
-        pass
-"""
-    subprocess.run([sys.executable, "-c", code], env=env(home, embedder), check=True)
+    """Seed in a child process (seed_here), so this one never imports Django."""
+    code = f"from bench.http_bench import seed_here; seed_here({n}, {embedder!r})"
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env(home, embedder), check=True)
+
+
+def seed_here(n: int, embedder: str) -> None:
+    """Migrate, remember n memories of the corpus and, with an embedder, build their vectors."""
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from graph.indexing import vectors
+    from graph.ops.operation import CallContext
+    from graph.ops.registry import OPERATIONS
+
+    call_command("migrate", verbosity=0)
+    corpus, rng, ctx = Corpus(1, n), random.Random(1), CallContext("bench")
+    for i in range(n):
+        OPERATIONS["remember"].run(corpus.memory(i, rng), ctx)
+    if embedder != "none":
+        while vectors.embed_pending(max_entities=512).embedded:
+            pass
 
 
 def env(home: Path, embedder: str) -> dict[str, str]:
@@ -158,6 +161,7 @@ def _client(base: str, work: list[tuple[str, dict[str, Any]]], start: Any, out: 
     standard library's http.client costs a fraction of httpx's CPU per request; on a 2-core
     machine the load generator's cycles come out of the server's."""
     url = urllib.parse.urlsplit(base)
+    assert url.hostname is not None
     conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
     headers = {"Content-Type": "application/json"}
     mine: list[float] = []

@@ -1,7 +1,7 @@
 """MCP tool-call latency of `memesh mcp` over stdio, through the official SDK client (not a test).
 
-    .venv/bin/python bench/mcp_bench.py                      # 1,000 remembers, 300 recalls
-    .venv/bin/python bench/mcp_bench.py --calls 200 --embedder local --json
+    .venv/bin/python -m bench.mcp_bench                      # 1,000 remembers, 300 recalls
+    .venv/bin/python -m bench.mcp_bench --calls 200 --embedder local --json
 
 1. Starts `memesh mcp` in a fresh MEMESH_HOME with `mcp.Client(StdioServerParameters(...))`
    (the initialize handshake, as agent hosts do) and times the connection.
@@ -28,10 +28,9 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters, types
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "bench"))
+from bench.recall_bench import Corpus, summary_ms
 
-from recall_bench import Corpus, summary_ms  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 WARMUP_CALLS = 10
 SESSION_DEADLINE = 1800  # a hung server must end the bench, not hang it

@@ -1,9 +1,9 @@
 """Cold-start latency of `memesh mcp`: process spawn to the `initialize` answer, then to the
 first tool call's answer (which also waits for the background migration), over raw stdio.
 
-    .venv/bin/python bench/mcp_initialize.py            # 5 runs, fresh MEMESH_HOME each
-    .venv/bin/python bench/mcp_initialize.py --runs 10 --embedder local
-    .venv/bin/python bench/mcp_initialize.py --json
+    .venv/bin/python -m bench.mcp_initialize            # 5 runs, fresh MEMESH_HOME each
+    .venv/bin/python -m bench.mcp_initialize --runs 10 --embedder local
+    .venv/bin/python -m bench.mcp_initialize --json
 
 Printed, not asserted: the number depends on the machine. The default embedder is `local`,
 to show that loading a model never delays `initialize`.

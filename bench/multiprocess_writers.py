@@ -1,9 +1,9 @@
 """Write throughput with 1/2/4/8 writer processes on one database file (not a test).
 
-    .venv/bin/python bench/multiprocess_writers.py                    # 1, 2, 4, 8 writers
-    .venv/bin/python bench/multiprocess_writers.py --writers 8 --count 400
-    .venv/bin/python bench/multiprocess_writers.py --embedder none    # no embedding requests
-    .venv/bin/python bench/multiprocess_writers.py --json             # one JSON object
+    .venv/bin/python -m bench.multiprocess_writers                    # 1, 2, 4, 8 writers
+    .venv/bin/python -m bench.multiprocess_writers --writers 8 --count 400
+    .venv/bin/python -m bench.multiprocess_writers --embedder none    # no embedding requests
+    .venv/bin/python -m bench.multiprocess_writers --json             # one JSON object
 
 For each number of writers: a fresh database in a temporary folder, that many OS processes
 each set up Django and open their connection, then all are released at once (a start file)
@@ -59,7 +59,6 @@ def timed(obj: Any, method: str, spent: list[float]) -> None:
 
 def writer(proc: int, count: int, start_file: Path, profile: bool) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
-    sys.path.insert(0, str(REPO))
     import django
 
     django.setup()
@@ -120,7 +119,6 @@ def env_for(home: Path, embedder: str) -> dict[str, str]:
         MEMESH_HOME=str(home),
         MEMESH_EMBEDDER=embedder,
         DJANGO_SETTINGS_MODULE="memesh_site.settings",
-        PYTHONPATH=str(REPO),
     )
     return env
 
@@ -142,7 +140,8 @@ def run_level(writers: int, count: int, embedder: str, profile: bool) -> dict[st
             subprocess.Popen(
                 [
                     sys.executable,
-                    __file__,
+                    "-m",
+                    "bench.multiprocess_writers",
                     "--writer",
                     str(i),
                     str(count),
@@ -229,7 +228,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 )
     eight = next((r for r in runs if r["writers"] == 8), None)
     report: dict[str, Any] = {
-        "command": "python bench/multiprocess_writers.py " + " ".join(argv or sys.argv[1:]),
+        "command": "python -m bench.multiprocess_writers " + " ".join(argv or sys.argv[1:]),
         "embedder": args.embedder,
         "count_per_writer": args.count,
         "cpus": os.cpu_count(),

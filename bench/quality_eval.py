@@ -1,8 +1,8 @@
 """Retrieval quality of keyword-only, vector-only and hybrid recall (not a test; run by hand).
 
-    .venv/bin/python bench/quality_eval.py                  # fresh temp DB, local MiniLM
-    .venv/bin/python bench/quality_eval.py --db /tmp/q/kg.db --reuse --json
-    .venv/bin/python bench/quality_eval.py --calibrate      # similarity distributions too
+    .venv/bin/python -m bench.quality_eval                  # fresh temp DB, local MiniLM
+    .venv/bin/python -m bench.quality_eval --db /tmp/q/kg.db --reuse --json
+    .venv/bin/python -m bench.quality_eval --calibrate      # similarity distributions too
 
 1. Seeds bench/data/quality/memories.jsonl through OPERATIONS["remember"] and embeds every
    memory with the configured embedder (default: the local model) via graph.indexing.vectors.
@@ -14,6 +14,15 @@
    ranking that depends on query order is the failure DESIGN §5 warns about.
 3. Prints hit@1/5/10 and MRR (reciprocal rank of the first target in the top 10) per query
    kind, for each strategy.
+
+The strategies, each through the product's public calls:
+- hybrid: `entity_recall` as every transport calls it, with the embedder configured.
+- keyword: `entity_recall` with no embedder configured (MEMESH_EMBEDDER=none for the run):
+  the product's own keyword-only mode.
+- vector: the vector side alone, composed here from the storage calls recall itself makes:
+  the query's embedding, its nearest neighbours in the live generation, their ranking inputs,
+  fusion with no keyword candidate (the semantic cut-off still applies) and the usage ranking;
+  the memories returned count an access, as recall's do.
 """
 
 from __future__ import annotations
@@ -26,6 +35,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +72,6 @@ def setup(args: argparse.Namespace) -> None:
         MEMESH_EMBED_DEBOUNCE_SECONDS="3600",
         DJANGO_SETTINGS_MODULE="memesh_site.settings",
     )
-    sys.path.insert(0, str(REPO))
     import django
 
     django.setup()
@@ -107,17 +117,92 @@ def reset_usage() -> None:
     Entity.objects.update(access_count=0, last_accessed_at=None)
 
 
-def run(queries: list[dict[str, Any]], strategy: str) -> list[int | None]:
-    """Rank (1-based) of the first target in the top K for each query, in the order given."""
-    from graph.ops.recall.access import flush_accesses
+@contextmanager
+def configured_for(strategy: str, embedder: str) -> Iterator[None]:
+    """The embedder configuration a strategy runs with: none for keyword-only, else `embedder`.
+    The configuration is read on every recall, so the change applies at once."""
+    os.environ["MEMESH_EMBEDDER"] = "none" if strategy == "keyword" else embedder
+    try:
+        from graph.embedding import provider
+
+        provider.current()  # build (load) the embedder now, not inside the timed run
+        yield
+    finally:
+        os.environ["MEMESH_EMBEDDER"] = embedder
+
+
+def recall_names(query: str, strategy: str) -> list[str]:
+    """Names of the memories recall returns for the query, best first (top K)."""
     from graph.ops.recall.schema import RecallInput
     from graph.ops.recall.selector import entity_recall
 
+    if strategy == "vector":
+        return vector_only_names(query, K)
+    # hybrid and keyword differ only in the embedder configured (configured_for).
+    result = entity_recall(data=RecallInput(query=query, limit=K))
+    return [e.name for e in result.entities]
+
+
+def vector_only_names(query: str, limit: int) -> list[str]:
+    """The vector side of recall alone (the baseline): the query's nearest neighbours in the
+    live generation, fused with no keyword candidate and ranked with the usage factors, as
+    graph.ops.recall.selector.entity_recall ranks them; an access is counted for each one
+    returned."""
+    from django.utils import timezone
+
+    from graph.embedding import provider
+    from graph.indexing import vectors
+    from graph.models import Entity, EntityVector
+    from graph.ops.recall.access import note_accesses
+    from graph.ops.recall.selector import CANDIDATE_FACTOR, COARSE_CANDIDATES, MIN_CANDIDATES
+    from graph.search import fusion, scoring
+
+    embedder = provider.current()
+    live = vectors.live_generation()
+    if embedder is None or live is None:
+        sys.exit("vector-only needs an embedder and a live vector generation")
+    now = timezone.now()
+    pool = max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)  # recall's candidate pool
+    near = EntityVector.objects.nearest(
+        live.generation,
+        vectors.query_vector(embedder, query),
+        k=pool,
+        coarse=max(COARSE_CANDIDATES, pool * 4),
+        token=live.created_at,
+    )
+    # Active memories only (ranking_inputs filters like the keyword search does).
+    inputs = {h.entity_id: h for h in Entity.objects.ranking_inputs([i for i, _ in near], now=now)}
+    similarity = {i: sim for i, sim in near if i in inputs}
+    fused = fusion.fuse({}, similarity)
+    best = max((f.relevance for f in fused), default=0.0) or 1.0
+    ranked = scoring.rank(
+        [
+            scoring.Candidate(
+                f.entity_id,
+                f.relevance / best,
+                inputs[f.entity_id].days_since_touch,
+                inputs[f.entity_id].access_count,
+                inputs[f.entity_id].confidence,
+                inputs[f.entity_id].recall_hits,
+                inputs[f.entity_id].recall_misses,
+            )
+            for f in fused
+        ]
+    )
+    ids = [r.entity_id for r in ranked[:limit]]
+    note_accesses(ids, now)
+    names = dict(Entity.objects.filter(id__in=ids).values_list("id", "name"))
+    return [names[i] for i in ids]
+
+
+def run(queries: list[dict[str, Any]], strategy: str) -> list[int | None]:
+    """Rank (1-based) of the first target in the top K for each query, in the order given."""
+    from graph.ops.recall.access import flush_accesses
+
     ranks: list[int | None] = []
     for q in queries:
-        result = entity_recall(data=RecallInput(query=q["query"], limit=K), strategy=strategy)
+        names = recall_names(q["query"], strategy)
         flush_accesses()
-        names = [e.name for e in result.entities]
         targets = set(q["targets"])
         ranks.append(next((i + 1 for i, n in enumerate(names) if n in targets), None))
     return ranks
@@ -154,7 +239,8 @@ def calibrate(queries: list[dict[str, Any]]) -> dict[str, Any]:
     live = vectors.live_generation()
     assert embedder is not None and live is not None
     ids = dict(Entity.objects.values_list("name", "id"))
-    target_sims, other_sims = [], []
+    target_sims: list[float] = []
+    other_sims: list[float] = []
     for q in queries:
         qv = vectors.query_vector(embedder, q["query"])
         near = EntityVector.objects.nearest(
@@ -195,12 +281,13 @@ def main(argv: list[str] | None = None) -> int:
     }
     agree = True
     for strategy in args.strategies.split(","):
-        reset_usage()
-        started = time.perf_counter()
-        forward = run(queries, strategy)
-        seconds = time.perf_counter() - started
-        reset_usage()
-        backward = list(reversed(run(list(reversed(queries)), strategy)))
+        with configured_for(strategy, args.embedder):
+            reset_usage()
+            started = time.perf_counter()
+            forward = run(queries, strategy)
+            seconds = time.perf_counter() - started
+            reset_usage()
+            backward = list(reversed(run(list(reversed(queries)), strategy)))
         per_group = {}
         for name, ix in groups.items():
             f = metrics([forward[i] for i in ix])

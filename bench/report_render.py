@@ -169,7 +169,8 @@ TARGETS = (
 
 def verdict(target: Target, results: Results) -> tuple[str, str]:
     """("met" | "missed" | "not measured", the measured values as text)."""
-    parts, outcomes = [], []
+    parts: list[str] = []
+    outcomes: list[bool | None] = []
     for check in target.checks:
         value = check.value(results)
         if value is None:
@@ -548,9 +549,10 @@ def render_quality(data: dict[str, Any]) -> list[str]:
     out = [
         f"{fmt(data.get('memories'))} memories, {fmt(data.get('queries'))} queries "
         f"({', '.join(f'{g} {fmt(n)}' for g, n in data.get('groups', {}).items())}). Every "
-        "strategy runs all queries in sequence through the real recall path, then in reverse "
-        "order from the same starting state; orders agree within the tolerance over all "
-        f"queries: {fmt(data.get('orders_agree'))}.",
+        "strategy runs all queries in sequence on one database (hybrid through recall itself, "
+        "keyword through recall with no embedder configured, vector through recall's vector "
+        "calls alone), then in reverse order from the same starting state; orders agree within "
+        f"the tolerance over all queries: {fmt(data.get('orders_agree'))}.",
         "",
     ]
     rows = []
@@ -606,8 +608,8 @@ def render_resources(results: Results) -> list[str]:
                 rss["sum_mb"],
             ]
         )
-    imp = section_data(results, "import")
-    for step, f in (imp or {}).get("steps", {}).items():
+    imp = section_data(results, "import") or {}
+    for step, f in imp.get("steps", {}).items():
         if step.startswith("seed import"):
             rows.append([f"`memesh import` of {fmt(imp['entities'])} entities", f["peak_rss_mb"]])
     reindex = section_data(results, "reindex")
@@ -688,7 +690,7 @@ def render(results: Results, plot_dir: str = "benchmarks") -> str:
             lines += [INTROS[name], ""]
         section = sections.get(name)
         if section is None:
-            lines += [f"Not run yet: `.venv/bin/python bench/run_all.py --only {name}`.", ""]
+            lines += [f"Not run yet: `.venv/bin/python -m bench.run_all --only {name}`.", ""]
             continue
         lines += [*provenance(section), ""]
         if section.get("error"):

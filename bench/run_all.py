@@ -1,13 +1,14 @@
 """Run every benchmark and regenerate docs/benchmarks.md, its plots and results.json.
 
-    .venv/bin/python bench/run_all.py                        # everything: ~25-30 min on 2 cores
-    .venv/bin/python bench/run_all.py --only http mcp        # re-run two sections, keep the rest
-    .venv/bin/python bench/run_all.py --quick --out "$TMPDIR/bench.md"   # smoke run
+    .venv/bin/python -m bench.run_all                        # everything: ~25-30 min on 2 cores
+    .venv/bin/python -m bench.run_all --only http mcp        # re-run two sections, keep the rest
+    .venv/bin/python -m bench.run_all --quick --out "$TMPDIR/bench.md"   # smoke run
 
-Each section runs its benchmark script as a subprocess with `--json`, and returns a dict
-kept in docs/benchmarks/results.json (beside --out) with the machine, the code's commit and
-the command that reproduces it; `--only` re-runs some sections and keeps the others' results.
-The page is rendered from that file alone (bench/report_render.py), plots beside it as PNG.
+Each section runs its benchmark script as a subprocess (`python -m bench.<name> --json`, from
+the repository root), and returns a dict kept in docs/benchmarks/results.json (beside --out)
+with the machine, the code's commit and the command that reproduces it; `--only` re-runs some
+sections and keeps the others' results. The page is rendered from that file alone
+(bench/report_render.py), plots beside it as PNG.
 
 Seeded recall databases are cached under $MEMESH_BENCH_CACHE (default
 ~/.cache/memesh-bench), keyed by size, seed, the recall bench's source and the migrations, so
@@ -38,14 +39,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from bench import http_bench, recall_bench, report_render
+from bench.bundle_roundtrip import synthetic_bundle
+
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
-sys.path.insert(0, str(BENCH))
-
-import http_bench  # noqa: E402
-import recall_bench  # noqa: E402
-import report_render  # noqa: E402
-
 PYTHON_SHOWN = ".venv/bin/python"
 MEASURED_CODE = ("graph", "memesh_site", "api")
 SECTIONS = report_render.SECTION_ORDER
@@ -188,7 +186,8 @@ def memesh_env(home: Path, embedder: str) -> dict[str, str]:
 
 
 def script(name: str, *args: Any) -> list[str]:
-    return [sys.executable, str(BENCH / name), *map(str, args)]
+    """The command line of `python -m bench.<name> ARGS` (Runner.run starts it in REPO)."""
+    return [sys.executable, "-m", f"bench.{name}", *map(str, args)]
 
 
 def memesh(*args: Any) -> list[str]:
@@ -220,7 +219,7 @@ def recall_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
             shutil.rmtree(home, ignore_errors=True)  # a half-seeded database is not reused
             home.mkdir(parents=True)
         args = script(
-            "recall_bench.py",
+            "recall_bench",
             "--entities",
             n,
             "--queries",
@@ -264,7 +263,7 @@ def recall_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
 def http_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
     data = runner.json(
         script(
-            "http_bench.py",
+            "http_bench",
             "--entities",
             sizes.http_entities,
             "--requests",
@@ -277,21 +276,19 @@ def http_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
 
 def mcp_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
     calls = runner.json(
-        script("mcp_bench.py", "--calls", sizes.mcp_calls, "--recalls", sizes.mcp_recalls, "--json")
+        script("mcp_bench", "--calls", sizes.mcp_calls, "--recalls", sizes.mcp_recalls, "--json")
     )
     cold = runner.json(
-        script("mcp_initialize.py", "--runs", sizes.mcp_cold_runs, "--embedder", "local", "--json")
+        script("mcp_initialize", "--runs", sizes.mcp_cold_runs, "--embedder", "local", "--json")
     )
     return {"tool_calls": calls, "cold_start": cold}
 
 
 def import_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
-    return runner.json(script("bundle_roundtrip.py", "--entities", sizes.import_entities, "--json"))
+    return runner.json(script("bundle_roundtrip", "--entities", sizes.import_entities, "--json"))
 
 
 def reindex_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
-    from bundle_roundtrip import synthetic_bundle
-
     runs = []
     with tempfile.TemporaryDirectory(prefix="memesh-reindex-bench-") as tmp:
         for embedder, n in sizes.reindex_entities.items():
@@ -350,7 +347,7 @@ def writers_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]
         return {"levels": [], "note": "Not measured: bench/multiprocess_writers.py is missing."}
     data = runner.json(
         script(
-            "multiprocess_writers.py",
+            "multiprocess_writers",
             "--writers",
             *sizes.writers,
             "--count",
@@ -371,10 +368,10 @@ def writers_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]
 def quality_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
     # Exit code 1 means the two query orders disagreed: a finding to show, not a crash.
     run = runner.run(
-        script("quality_eval.py", "--json", "--memories", sizes.quality_memories), check=False
+        script("quality_eval", "--json", "--memories", sizes.quality_memories), check=False
     )
     if run.returncode not in (0, 1):
-        raise RuntimeError(f"quality_eval.py exited {run.returncode}")
+        raise RuntimeError(f"bench.quality_eval exited {run.returncode}")
     return {**json.loads(run.stdout), "memories_file": sizes.quality_memories}
 
 
@@ -580,7 +577,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def command_for(name: str, args: argparse.Namespace) -> str:
-    parts = [PYTHON_SHOWN, "bench/run_all.py", "--only", name]
+    parts = [PYTHON_SHOWN, "-m", "bench.run_all", "--only", name]
     if args.quick:
         parts.append("--quick")
     out = args.out.resolve()

@@ -5,15 +5,11 @@ tests the renderer's logic; it measures nothing."""
 from __future__ import annotations
 
 import copy
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-
-import report_render
+from bench import report_render
 
 MACHINE = {
     "cpu_model": "Test CPU",
@@ -80,7 +76,7 @@ def section(data: dict[str, Any]) -> dict[str, Any]:
         "date": "2026-11-30",
         "machine": MACHINE,
         "commit": "abc1234",
-        "command": ".venv/bin/python bench/run_all.py --only x",
+        "command": ".venv/bin/python -m bench.run_all --only x",
         "seconds": 1.0,
         "steps": [],
         "data": data,
@@ -242,7 +238,7 @@ def test_missing_sections_are_not_measured_and_named(results: dict[str, Any]) ->
     got = verdicts(page)
     assert got["8 concurrent writer processes"] == "not measured"
     assert got["hybrid recall p50 at 100k memories (every query size)"] == "not measured"
-    assert "Not run yet: `.venv/bin/python bench/run_all.py --only writers`" in page
+    assert "Not run yet: `.venv/bin/python -m bench.run_all --only writers`" in page
     assert "Quick run" in page
 
 

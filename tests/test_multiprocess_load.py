@@ -7,7 +7,7 @@ half way), and `memesh worker` embedding every write through the filesystem brok
 deterministic embedder. About 1,700 calls in all: remember (new names, appends to a client's
 own names and to names every client shares), forget (entities and observations), recall of the
 client's own writes, import, and calls that must be refused. tests/procs/load_driver.py runs
-it; bench/multiprocess_load.py runs the same driver longer.
+it; tests/procs/load_soak.py runs the same driver longer.
 """
 
 from __future__ import annotations

@@ -262,6 +262,12 @@ _query_cache: OrderedDict[tuple[str, int | None, str], np.ndarray] = OrderedDict
 _query_lock = threading.Lock()
 
 
+def query_cache_clear() -> None:
+    """Forget every cached query embedding (tests that swap embedders of one identity)."""
+    with _query_lock:
+        _query_cache.clear()
+
+
 def query_vector(embedder: Embedder, query: str) -> np.ndarray:
     """The query's embedding, from a per-process LRU cache when it repeats."""
     # The width is part of the key: one model can be configured at several widths.

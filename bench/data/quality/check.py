@@ -1,7 +1,7 @@
 """Validate the retrieval-quality data set; exit 1 on any violation.
 
-    .venv/bin/python bench/data/quality/check.py            # from the repository root
-    .venv/bin/python bench/data/quality/check.py --verbose  # also list warnings one by one
+    .venv/bin/python -m bench.data.quality.check            # from the repository root
+    .venv/bin/python -m bench.data.quality.check --verbose  # also list warnings one by one
 
 Content terms are memesh's own: `graph.search.text.query_terms` for a query and
 `graph.search.text.index_text` for a memory's name, observations and tags (what the keyword index
@@ -32,12 +32,11 @@ import sys
 import unicodedata
 from collections import Counter
 from pathlib import Path
+from typing import Any
+
+from graph.search.text import index_text, query_terms
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent.parent
-sys.path.insert(0, str(REPO))
-
-from graph.search.text import index_text, query_terms  # noqa: E402
 
 MIN_MEMORIES = 2000
 MIN_EN_QUERIES = 150
@@ -110,7 +109,7 @@ def main() -> int:
 
     # --- queries ----------------------------------------------------------------------------
     seen_ids: set[str] = set()
-    table: Counter[tuple[str, str]] = Counter()
+    table: Counter[tuple[Any, Any]] = Counter()  # (lang, kind) as the file gives them
     rivals: Counter[str] = Counter()
     for q in queries:
         qid = q.get("id", "?")

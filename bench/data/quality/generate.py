@@ -1,7 +1,7 @@
 """Build memories.jsonl: the hand-written memories, then deterministic generated filler.
 
-    .venv/bin/python bench/data/quality/generate.py                 # writes memories.jsonl
-    .venv/bin/python bench/data/quality/generate.py --count 1560 --seed 20240611
+    .venv/bin/python -m bench.data.quality.generate                 # writes memories.jsonl
+    .venv/bin/python -m bench.data.quality.generate --count 1560 --seed 20240611
 
 Standard library only; the output depends only on --count, --seed and the hand-written file.
 
@@ -1507,8 +1507,8 @@ class Composer:
     def measurement(self, c):
         metric, unit = self.pick(METRICS[c["kind"]])
         change = self.pick(CHANGES[c["kind"]])
-        a, b = sorted(self.rng.sample(range(20, 900), 2), reverse=True)
-        b = f"{b} {unit}".strip()
+        a, after = sorted(self.rng.sample(range(20, 900), 2), reverse=True)
+        b = f"{after} {unit}".strip()
         forms = [
             [f"The {metric} of {c['component']} went from {a} to {b} after {change}."],
             [

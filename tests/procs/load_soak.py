@@ -1,8 +1,8 @@
-"""The multi-process load test, longer (not a test; run it by hand or from bench/run_all.py).
+"""The multi-process load test, longer: a soak run that prints figures (run it by hand).
 
-    .venv/bin/python bench/multiprocess_load.py                  # ~10,000 calls
-    .venv/bin/python bench/multiprocess_load.py --scale 0.2      # the suite's size, roughly
-    .venv/bin/python bench/multiprocess_load.py --json
+    .venv/bin/python -m tests.procs.load_soak                  # ~10,000 calls
+    .venv/bin/python -m tests.procs.load_soak --scale 0.2      # the suite's size, roughly
+    .venv/bin/python -m tests.procs.load_soak --json
 
 Runs tests/procs/load_driver.py (the driver tests/test_multiprocess_load.py uses): 2 `memesh
 mcp` stdio sessions, `memesh serve` with 4 HTTP clients, a CLI loop with one `memesh reindex`
@@ -10,6 +10,9 @@ half way, and `memesh worker`, all on one fresh database file in a temporary fol
 calls, calls/s, p50/p95/p99 per transport, and what the checks afterwards found: lost writes,
 lock errors, 5xx, unexpected error envelopes, FTS and vector index disagreements,
 `memesh doctor`. Exits 1 when any of those is non-empty. Traffic goes to 127.0.0.1 only.
+
+It lives beside its driver, not in bench/: it is the acceptance test run longer (it fails on
+what the test fails on), and the driver is that test's harness.
 """
 
 from __future__ import annotations
@@ -21,10 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from tests.procs.load_driver import LoadPlan, run_load, summary  # noqa: E402
+from tests.procs.load_driver import LoadPlan, run_load, summary
 
 
 def failures(report: dict[str, Any]) -> list[str]:
@@ -55,35 +55,35 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="memesh-load-") as tmp:
         result = run_load(Path(tmp) / "home", plan)
     report = summary(result)
-    report["command"] = "python bench/multiprocess_load.py " + " ".join(argv or sys.argv[1:])
+    report["command"] = "python -m tests.procs.load_soak " + " ".join(argv or sys.argv[1:])
     report["failures"] = failures(report)
     if args.json:
         sys.stdout.write(json.dumps(report) + "\n")
     else:
-        print_report(report)
+        sys.stdout.write(render(report) + "\n")
     return report
 
 
-def print_report(report: dict[str, Any]) -> None:
-    print(
+def render(report: dict[str, Any]) -> str:
+    lines = [
         f"{report['calls']} calls in {report['seconds']} s: {report['calls_per_second']} calls/s"
         f" ({report['entities_promised']} entities, {report['observations_promised']}"
         " observations acknowledged)"
-    )
+    ]
     for transport, figures in report["transports"].items():
-        print(
+        lines.append(
             f"  {transport:5} {figures['calls']:6} calls  p50 {figures['p50_ms']:7.1f} ms"
             f"  p95 {figures['p95_ms']:7.1f} ms  p99 {figures['p99_ms']:7.1f} ms"
         )
     verify = report["verify"]
-    print(
+    lines.append(
         f"after the run: {verify['entities']} entities ({verify['archived']} archived),"
         f" {verify.get('vectors', 0)} live vectors, worker caught up in"
         f" {verify['waited_seconds']} s, doctor ok: {report['doctor_ok']}"
     )
-    print(f"failures: {len(report['failures'])}")
-    for line in report["failures"][:20]:
-        print(f"  {line}")
+    lines.append(f"failures: {len(report['failures'])}")
+    lines += [f"  {line}" for line in report["failures"][:20]]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""Data sets the benchmarks read (bench/data/quality/: the retrieval-quality set)."""
