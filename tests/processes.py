@@ -13,7 +13,15 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+PROCS = ROOT / "tests" / "procs"  # scripts the tests run as processes
 PROCESS_DEADLINE = 300  # a hang must fail the test, not the whole run
+STARTUP_DEADLINE = 60  # a server that never answers must fail the test, not hang it
+EXIT_DEADLINE = 60
+
+
+def memesh(*args: str) -> list[str]:
+    """The command line of `memesh ARGS` run by this interpreter."""
+    return [sys.executable, "-m", "memesh_site.cli", *args]
 
 
 def memesh_env(home: Path, **extra: str) -> dict[str, str]:

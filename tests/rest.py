@@ -7,8 +7,6 @@ from typing import Any
 
 from django.db import connection
 
-from graph.models import Observation
-
 ONE_MB = 1024 * 1024
 
 
@@ -37,7 +35,3 @@ def fts_count(table: str, token: str) -> int:
     with connection.cursor() as cur:
         cur.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH %s", [f'"{token}"'])
         return cur.fetchone()[0]
-
-
-def stored_observations(name: str) -> list[str]:
-    return list(Observation.objects.filter(entity__name=name).values_list("text", flat=True))

@@ -1,0 +1,84 @@
+"""The per-client rate limit of `memesh serve` (memesh_site/rate_limit.py): `rate.limited`."""
+
+from __future__ import annotations
+
+import subprocess
+
+import httpx
+import pytest
+
+from memesh_site import remote_auth
+from memesh_site.rate_limit import (
+    LIMIT_ENV,
+    REMOTE_DEFAULT_PER_MINUTE,
+    RateLimiter,
+    configured_limiter,
+)
+from tests.processes import ROOT, free_port, memesh, memesh_env, stop, wait_until_healthy
+
+
+def test_a_client_gets_its_burst_then_waits_for_the_refill():
+    limiter = RateLimiter(per_minute=60)  # 1 a second, bursts of 10
+    assert [limiter.retry_after("a", now=100.0) for _ in range(10)] == [0.0] * 10
+    assert limiter.retry_after("a", now=100.0) == pytest.approx(1.0)
+    assert limiter.retry_after("b", now=100.0) == 0.0  # another address has its own bucket
+    assert limiter.retry_after("a", now=100.5) == pytest.approx(0.5)
+    assert limiter.retry_after("a", now=101.0) == 0.0
+
+
+@pytest.fixture
+def listener():
+    saved = (remote_auth.listener.remote, remote_auth.listener.token)
+    yield remote_auth.listener
+    remote_auth.listener.remote, remote_auth.listener.token = saved
+
+
+def test_only_a_remote_listener_is_limited_by_default(listener, monkeypatch):
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    listener.remote = False
+    assert configured_limiter(workers=1) is None
+    listener.remote = True
+    limiter = configured_limiter(workers=2)
+    assert limiter is not None
+    assert limiter.rate == pytest.approx(REMOTE_DEFAULT_PER_MINUTE / 60 / 2)  # a process's share
+    monkeypatch.setenv(LIMIT_ENV, "0")
+    assert configured_limiter(workers=1) is None
+    listener.remote = False
+    monkeypatch.setenv(LIMIT_ENV, "120")
+    assert configured_limiter(workers=1).rate == pytest.approx(2.0)
+
+
+def test_a_limit_that_is_not_a_number_is_refused_clearly(listener, monkeypatch):
+    monkeypatch.setenv(LIMIT_ENV, "lots")
+    with pytest.raises(ValueError, match="MEMESH_RATE_LIMIT_PER_MINUTE must be a number"):
+        configured_limiter(workers=1)
+
+
+@pytest.mark.slow
+def test_a_real_server_answers_429_rate_limited_with_retry_after(tmp_path):
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "serve.log"
+    env = {**memesh_env(tmp_path / "home"), LIMIT_ENV: "30"}  # bursts of 5
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            memesh("serve", "--port", str(port), "--no-worker", "--workers", "1"),
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until_healthy(proc, base, log)
+        with httpx.Client(base_url=base, timeout=30) as http:
+            answers = [http.post("/v1/recall", json={}) for _ in range(12)]
+        limited = [a for a in answers if a.status_code == 429]
+        assert limited, [a.status_code for a in answers]
+        assert all(a.status_code in (200, 429) for a in answers)
+        body = limited[0].json()
+        assert body["success"] is False
+        assert body["errorCode"] == "rate.limited"
+        assert int(limited[0].headers["retry-after"]) >= 1
+    finally:
+        stop(proc)
