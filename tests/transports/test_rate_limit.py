@@ -1,10 +1,9 @@
-"""The per-client rate limit of `memesh serve` (memesh_site/rate_limit.py): `rate.limited`."""
+"""The per-client rate limit of `memesh serve` (memesh_site/rate_limit.py), in process: the
+buckets, and when a listener is limited. tests/e2e/test_rate_limit_serve.py sees `rate.limited`
+from a real server."""
 
 from __future__ import annotations
 
-import subprocess
-
-import httpx
 import pytest
 
 from memesh_site import remote_auth
@@ -14,7 +13,6 @@ from memesh_site.rate_limit import (
     RateLimiter,
     configured_limiter,
 )
-from tests.processes import ROOT, free_port, memesh, memesh_env, stop, wait_until_healthy
 
 
 def test_a_client_gets_its_burst_then_waits_for_the_refill():
@@ -52,33 +50,3 @@ def test_a_limit_that_is_not_a_number_is_refused_clearly(listener, monkeypatch):
     monkeypatch.setenv(LIMIT_ENV, "lots")
     with pytest.raises(ValueError, match="MEMESH_RATE_LIMIT_PER_MINUTE must be a number"):
         configured_limiter(workers=1)
-
-
-@pytest.mark.slow
-def test_a_real_server_answers_429_rate_limited_with_retry_after(tmp_path):
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = tmp_path / "serve.log"
-    env = {**memesh_env(tmp_path / "home"), LIMIT_ENV: "30"}  # bursts of 5
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            memesh("serve", "--port", str(port), "--no-worker", "--workers", "1"),
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_until_healthy(proc, base, log)
-        with httpx.Client(base_url=base, timeout=30) as http:
-            answers = [http.post("/v1/recall", json={}) for _ in range(12)]
-        limited = [a for a in answers if a.status_code == 429]
-        assert limited, [a.status_code for a in answers]
-        assert all(a.status_code in (200, 429) for a in answers)
-        body = limited[0].json()
-        assert body["success"] is False
-        assert body["errorCode"] == "rate.limited"
-        assert int(limited[0].headers["retry-after"]) >= 1
-    finally:
-        stop(proc)
