@@ -21,6 +21,14 @@ def assert_json(response: Any) -> dict[str, Any]:
     return json.loads(response.content)
 
 
+def assert_ok(response: Any) -> Any:
+    """The `data` of a 200 success envelope."""
+    assert response.status_code == 200, response.content
+    body = assert_json(response)
+    assert body["success"] is True
+    return body["data"]
+
+
 def assert_error(response: Any, status: int, error_code: str) -> dict[str, Any]:
     assert response.status_code == status, response.content
     body = assert_json(response)

@@ -7,7 +7,6 @@ reporting and provider calls with the deterministic embedder and the fake OpenAI
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 import numpy as np
@@ -19,6 +18,7 @@ from graph.embedding.local import LocalMiniLM
 from graph.text import embedding_text
 from tests.fakes.embedding_server import FakeEmbeddingServer, Reply
 from tests.helpers import names, recall, remember
+from tests.processes import free_port
 from tests.vector_support import live, use_embedder, use_fake_openai
 
 pytestmark = [pytest.mark.django_db, pytest.mark.clean_indexes]  # conftest's _clean_indexes
@@ -63,12 +63,6 @@ def retrieval(result: dict[str, Any]) -> tuple[str, bool]:
 
 def by_name(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {e["name"]: e for e in result["entities"]}
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # --- retrieval reporting ---------------------------------------------------------------------
@@ -150,7 +144,7 @@ def test_a_failing_provider_degrades_to_keyword_results(
         embedding_server.fail_always = failure["fail"]
     else:
         use_fake_openai(
-            monkeypatch, embedding_server, base_url=f"http://127.0.0.1:{closed_port()}/v1"
+            monkeypatch, embedding_server, base_url=f"http://127.0.0.1:{free_port()}/v1"
         )
 
     result = recall("walruses")

@@ -14,7 +14,7 @@ from graph.memory_tool import (
     handle_memory_command,
 )
 from graph.models import Entity, Observation, Status, Tag
-from tests.helpers import names, recall, remember
+from tests.helpers import names, observations_of, recall, remember
 
 pytestmark = pytest.mark.django_db
 
@@ -33,12 +33,6 @@ def refused(command: str, **fields: Any) -> str:
     result = run(command, **fields)
     assert result.is_error, result.content
     return result.content
-
-
-def observations(name: str) -> list[str]:
-    return list(
-        Observation.objects.filter(entity__name=name).order_by("id").values_list("text", flat=True)
-    )
 
 
 def snapshot() -> list[tuple[Any, ...]]:
@@ -171,7 +165,7 @@ def test_create_makes_an_entity_with_one_observation_per_line() -> None:
     assert entity.type == "note"
     assert entity.status == Status.ACTIVE
     assert entity.metadata["provenance"]["source_host"] == "memory-tool"
-    assert observations("a/b") == ["first line", "second line"]
+    assert observations_of("a/b") == ["first line", "second line"]
     assert names(recall("second")) == ["a/b"]
 
 
@@ -179,7 +173,7 @@ def test_create_overwrites_observations_and_preserves_tags_and_type() -> None:
     remember("m", "old wombatfact", type="pattern", tags=["keep-me"])
     out = ok("create", path="/memories/personal/m.md", file_text="new koalafact")
     assert "overwritten" in out
-    assert observations("m") == ["new koalafact"]
+    assert observations_of("m") == ["new koalafact"]
     entity = Entity.objects.get(name="m")
     assert entity.type == "pattern"
     assert list(Tag.objects.filter(entity=entity).values_list("name", flat=True)) == ["keep-me"]
@@ -193,7 +187,7 @@ def test_create_onto_an_archived_entity_of_the_same_namespace_brings_it_back() -
     ok("delete", path="/memories/personal/m.md")
     ok("create", path="/memories/personal/m.md", file_text="fresh")
     assert Entity.objects.get(name="m").status == Status.ACTIVE
-    assert observations("m") == ["fresh"]
+    assert observations_of("m") == ["fresh"]
 
 
 def test_create_refuses_a_name_taken_in_another_namespace_and_changes_nothing() -> None:
@@ -219,7 +213,7 @@ def test_str_replace_edits_the_one_observation_in_place() -> None:
     remember("m", "alpha", "the old wording", "omega")
     ids = list(Observation.objects.order_by("id").values_list("id", flat=True))
     ok("str_replace", path="/memories/personal/m.md", old_str="old", new_str="dingoword")
-    assert observations("m") == ["alpha", "the dingoword wording", "omega"]
+    assert observations_of("m") == ["alpha", "the dingoword wording", "omega"]
     assert list(Observation.objects.order_by("id").values_list("id", flat=True)) == ids
     assert names(recall("dingoword")) == ["m"]
 
@@ -253,14 +247,14 @@ def test_str_replace_without_a_match_is_refused() -> None:
 def test_str_replace_omitting_new_str_deletes_the_text_and_an_emptied_line_goes() -> None:
     remember("m", "keep", "drop me", "also keep")
     ok("str_replace", path="/memories/personal/m.md", old_str="drop me")
-    assert observations("m") == ["keep", "also keep"]
+    assert observations_of("m") == ["keep", "also keep"]
 
 
 def test_str_replace_deleting_a_whole_line_with_its_newline_keeps_the_neighbours() -> None:
     remember("m", "one", "two", "three")
     ids = dict(Observation.objects.values_list("text", "id"))
     ok("str_replace", path="/memories/personal/m.md", old_str="two\n", new_str="")
-    assert observations("m") == ["one", "three"]
+    assert observations_of("m") == ["one", "three"]
     assert dict(Observation.objects.values_list("text", "id")) == {
         "one": ids["one"],
         "three": ids["three"],
@@ -270,14 +264,14 @@ def test_str_replace_deleting_a_whole_line_with_its_newline_keeps_the_neighbours
 def test_str_replace_adding_a_line_between_observations_keeps_the_order() -> None:
     remember("m", "one", "two", "three")
     ok("str_replace", path="/memories/personal/m.md", old_str="one\ntwo", new_str="one\nnew\ntwo")
-    assert observations("m") == ["one", "new", "two", "three"]
+    assert observations_of("m") == ["one", "new", "two", "three"]
     assert ok("view", path="/memories/personal/m.md").splitlines()[1] == "     2\tnew"
 
 
 def test_str_replace_across_two_observations_merges_the_edited_text() -> None:
     remember("m", "alpha", "beta", "gamma")
     ok("str_replace", path="/memories/personal/m.md", old_str="pha\nbe", new_str="-")
-    assert observations("m") == ["al-ta", "gamma"]
+    assert observations_of("m") == ["al-ta", "gamma"]
 
 
 def test_str_replace_refuses_an_empty_old_str() -> None:
@@ -291,19 +285,19 @@ def test_str_replace_refuses_an_empty_old_str() -> None:
 def test_insert_zero_prepends() -> None:
     remember("m", "one", "two")
     ok("insert", path="/memories/personal/m.md", insert_line=0, insert_text="zero")
-    assert observations("m") == ["zero", "one", "two"]
+    assert observations_of("m") == ["zero", "one", "two"]
 
 
 def test_insert_goes_after_the_whole_multi_line_memory_owning_the_line() -> None:
     remember("m", "one", "two-a\ntwo-b\ntwo-c", "three")
     ok("insert", path="/memories/personal/m.md", insert_line=2, insert_text="new")
-    assert observations("m") == ["one", "two-a\ntwo-b\ntwo-c", "new", "three"]
+    assert observations_of("m") == ["one", "two-a\ntwo-b\ntwo-c", "new", "three"]
 
 
 def test_insert_after_the_last_line_appends_and_is_indexed() -> None:
     remember("m", "one")
     ok("insert", path="/memories/personal/m.md", insert_line=1, insert_text="platypusnote\n")
-    assert observations("m") == ["one", "platypusnote"]
+    assert observations_of("m") == ["one", "platypusnote"]
     assert names(recall("platypusnote")) == ["m"]
 
 
@@ -330,7 +324,7 @@ def test_delete_archives_the_entity_and_hides_it_from_view() -> None:
     ok("delete", path="/memories/personal/m.md")
     entity = Entity.objects.get(name="m")
     assert entity.status == Status.ARCHIVED
-    assert observations("m") == ["emufact"]
+    assert observations_of("m") == ["emufact"]
     assert "does not exist" in refused("view", path="/memories/personal/m.md")
     assert names(recall("emufact")) == []
     assert names(recall("emufact", include_archived=True)) == ["m"]

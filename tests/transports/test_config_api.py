@@ -13,7 +13,7 @@ from graph.embedding.config import load_config
 from proposals.config import config_load, config_update
 from tests.fakes.llm_servers import FakeLLMServer
 from tests.helpers import remember
-from tests.rest import assert_error, assert_json, post_json
+from tests.rest import assert_error, assert_ok, post_json
 
 pytestmark = pytest.mark.django_db
 
@@ -26,13 +26,6 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMESH_HOME", str(tmp_path))
     monkeypatch.setenv("MEMESH_LLM_TIMEOUT_SECONDS", "2")
     return tmp_path
-
-
-def data(response) -> dict:
-    assert response.status_code == 200, response.content
-    body = assert_json(response)
-    assert body["success"] is True
-    return body["data"]
 
 
 # --- GET / POST /v1/config ---------------------------------------------------------------------
@@ -49,7 +42,7 @@ def test_get_masks_every_key_and_reports_capabilities(client) -> None:
 
     response = client.get("/v1/config")
 
-    got = data(response)
+    got = assert_ok(response)
     text = response.content.decode()
     for secret in (KEY, OTHER, "emb-secret-key-1"):
         assert secret not in text
@@ -61,9 +54,9 @@ def test_get_masks_every_key_and_reports_capabilities(client) -> None:
 
 
 def test_post_is_a_partial_update_that_answers_masked(client, _home: Path) -> None:
-    data(post_json(client, "config", {"llm": {"provider": "openai", "apiKey": KEY}}))
+    assert_ok(post_json(client, "config", {"llm": {"provider": "openai", "apiKey": KEY}}))
 
-    updated = data(post_json(client, "config", {"language": "繁體中文", "autoCapture": False}))
+    updated = assert_ok(post_json(client, "config", {"language": "繁體中文", "autoCapture": False}))
 
     assert updated == {
         "llm": {"provider": "openai", "apiKey": "***"},
@@ -74,7 +67,7 @@ def test_post_is_a_partial_update_that_answers_masked(client, _home: Path) -> No
     assert stored["llm"]["apiKey"] == KEY
     assert stat.S_IMODE(os.stat(_home / "config.json").st_mode) == 0o600
     # null removes a key; the primary key survives an update that omits it (same provider).
-    data(
+    assert_ok(
         post_json(client, "config", {"language": None, "llm": {"provider": "openai", "model": "x"}})
     )
     assert config_load() == {
@@ -85,7 +78,7 @@ def test_post_is_a_partial_update_that_answers_masked(client, _home: Path) -> No
 
 def test_a_provider_change_does_not_carry_the_old_key(client) -> None:
     config_update({"llm": {"provider": "openai", "apiKey": KEY}})
-    data(post_json(client, "config", {"llm": {"provider": "anthropic"}}))
+    assert_ok(post_json(client, "config", {"llm": {"provider": "anthropic"}}))
     assert config_load()["llm"] == {"provider": "anthropic"}
 
 
@@ -121,7 +114,7 @@ def test_keep_key_from_keeps_stored_keys_by_original_index_with_a_provider_guard
         }
     )
 
-    updated = data(
+    updated = assert_ok(
         post_json(
             client,
             "config",
@@ -151,7 +144,7 @@ def test_keep_key_from_keeps_stored_keys_by_original_index_with_a_provider_guard
 def test_a_write_is_seen_by_the_embedder_configuration(client, monkeypatch) -> None:
     monkeypatch.delenv("MEMESH_EMBEDDER", raising=False)  # the test run's override
     for provider in ("ollama", "local", "openai", "none", "local"):
-        data(post_json(client, "config", {"embedder": provider}))
+        assert_ok(post_json(client, "config", {"embedder": provider}))
         assert load_config().provider == provider
 
 
@@ -163,8 +156,8 @@ def test_an_embedder_change_queues_a_reindex_task(
     monkeypatch.delenv("MEMESH_EMBEDDER", raising=False)
     remember("reindexed-note", "a memory to embed again")
     with django_capture_on_commit_callbacks(execute=True):
-        first = data(post_json(client, "config", {"embedder": "local"}))
-    unchanged = data(post_json(client, "config", {"embedder": "local", "language": "de"}))
+        first = assert_ok(post_json(client, "config", {"embedder": "local"}))
+    unchanged = assert_ok(post_json(client, "config", {"embedder": "local", "language": "de"}))
 
     assert "reindexTaskId" not in unchanged
     task = client.get(f"/v1/tasks/{first['reindexTaskId']}").json()["data"]
@@ -181,7 +174,7 @@ def test_probe_lists_models_and_suggests_a_small_one(client, monkeypatch, kind) 
     models = ["big-model", "x-haiku-old", "x-mini-new", "other"]
     with FakeLLMServer(kind, api_key=KEY, models=models) as server:
         monkeypatch.setenv(f"MEMESH_{kind.upper()}_BASE_URL", server.url)
-        got = data(post_json(client, "config/test", {"provider": kind, "apiKey": KEY}))
+        got = assert_ok(post_json(client, "config/test", {"provider": kind, "apiKey": KEY}))
 
     assert got["valid"] is True
     assert [m["id"] for m in got["models"]] == models
@@ -198,11 +191,13 @@ def test_probe_refuses_a_key_that_cannot_travel_in_a_header(client) -> None:
 def test_probe_codes_auth_and_http_status(client, monkeypatch) -> None:
     with FakeLLMServer("openai", api_key=KEY) as server:
         monkeypatch.setenv("MEMESH_OPENAI_BASE_URL", server.url)
-        wrong = data(post_json(client, "config/test", {"provider": "openai", "apiKey": OTHER}))
-        empty = data(post_json(client, "config/test", {"provider": "openai"}))
+        wrong = assert_ok(post_json(client, "config/test", {"provider": "openai", "apiKey": OTHER}))
+        empty = assert_ok(post_json(client, "config/test", {"provider": "openai"}))
     with FakeLLMServer("anthropic", api_key=KEY) as server:
         monkeypatch.setenv("MEMESH_ANTHROPIC_BASE_URL", server.url + "/nowhere")
-        missing = data(post_json(client, "config/test", {"provider": "anthropic", "apiKey": KEY}))
+        missing = assert_ok(
+            post_json(client, "config/test", {"provider": "anthropic", "apiKey": KEY})
+        )
 
     assert (wrong["valid"], wrong["errorCode"]) == (False, "auth")
     assert OTHER not in wrong["error"]
@@ -224,9 +219,13 @@ def test_probe_resolves_stored_keys_by_fallback_index_with_a_provider_guard(clie
                 ],
             }
         )
-        own = data(post_json(client, "config/test", {"provider": "openai"}))
-        slot0 = data(post_json(client, "config/test", {"provider": "openai", "fallbackIndex": 0}))
-        guarded = data(post_json(client, "config/test", {"provider": "openai", "fallbackIndex": 1}))
+        own = assert_ok(post_json(client, "config/test", {"provider": "openai"}))
+        slot0 = assert_ok(
+            post_json(client, "config/test", {"provider": "openai", "fallbackIndex": 0})
+        )
+        guarded = assert_ok(
+            post_json(client, "config/test", {"provider": "openai", "fallbackIndex": 1})
+        )
 
     assert own["valid"] is True and primary.requests[-1].headers["authorization"] == f"Bearer {KEY}"
     assert slot0["valid"] is True
@@ -236,12 +235,14 @@ def test_probe_resolves_stored_keys_by_fallback_index_with_a_provider_guard(clie
 
 def test_probe_ollama_host_must_be_loopback_and_empty_catalogues_are_no_models(client) -> None:
     with FakeLLMServer("ollama", models=[]) as empty, FakeLLMServer("ollama") as full:
-        none = data(post_json(client, "config/test", {"provider": "ollama", "host": empty.url}))
-        some = data(post_json(client, "config/test", {"provider": "ollama", "host": full.url}))
-    remote = data(
+        none = assert_ok(
+            post_json(client, "config/test", {"provider": "ollama", "host": empty.url})
+        )
+        some = assert_ok(post_json(client, "config/test", {"provider": "ollama", "host": full.url}))
+    remote = assert_ok(
         post_json(client, "config/test", {"provider": "ollama", "host": "http://10.1.2.3:11434"})
     )
-    named = data(
+    named = assert_ok(
         post_json(client, "config/test", {"provider": "ollama", "host": "http://example.com"})
     )
 
@@ -254,7 +255,7 @@ def test_probe_ollama_host_must_be_loopback_and_empty_catalogues_are_no_models(c
 def test_probe_of_a_closed_port_is_network(client) -> None:
     with FakeLLMServer("ollama") as server:
         url = server.url
-    got = data(post_json(client, "config/test", {"provider": "ollama", "host": url}))
+    got = assert_ok(post_json(client, "config/test", {"provider": "ollama", "host": url}))
     assert (got["valid"], got["errorCode"]) == (False, "network")
 
 

@@ -14,7 +14,7 @@ from proposals.services import proposal_stage
 from tests.dreams import llm_provider
 from tests.fakes.llm_servers import FakeLLMServer
 from tests.helpers import remember
-from tests.rest import assert_error, assert_json, post_json
+from tests.rest import assert_error, assert_ok, post_json
 
 pytestmark = pytest.mark.django_db
 
@@ -45,23 +45,16 @@ def staged() -> Proposal:
     return proposal
 
 
-def ok(response) -> object:
-    assert response.status_code == 200, response.content
-    body = assert_json(response)
-    assert body["success"] is True
-    return body["data"]
-
-
 def test_list_and_detail(client):
     proposal = staged()
 
-    [item] = ok(client.get("/v1/dream/proposals"))
+    [item] = assert_ok(client.get("/v1/dream/proposals"))
     assert item["id"] == proposal.pk
     assert item["kind"] == "digest"
     assert item["source_count"] == 5
-    assert ok(client.get("/v1/dream/proposals?status=applied")) == []
-    assert len(ok(client.get("/v1/dream/proposals?status=all"))) == 1
-    detail = ok(client.get(f"/v1/dream/proposals/{proposal.pk}"))
+    assert assert_ok(client.get("/v1/dream/proposals?status=applied")) == []
+    assert len(assert_ok(client.get("/v1/dream/proposals?status=all"))) == 1
+    detail = assert_ok(client.get(f"/v1/dream/proposals/{proposal.pk}"))
     assert detail["proposed_digest"]["name"] == "digest-week"
     assert detail["status"] == "pending"
 
@@ -79,7 +72,7 @@ def test_bad_status_and_missing_ids_answer_the_reference_codes(client):
 def test_accept_then_a_second_accept_is_operation_failed(client):
     proposal = staged()
 
-    data = ok(post_json(client, f"dream/proposals/{proposal.pk}/accept", {}))
+    data = assert_ok(post_json(client, f"dream/proposals/{proposal.pk}/accept", {}))
     assert data == {
         "proposalId": proposal.pk,
         "digestEntityName": "digest-week",
@@ -107,7 +100,9 @@ def test_reject_with_a_reason_and_a_bad_body(client):
         400,
         "validation.bad-body",
     )
-    data = ok(post_json(client, f"dream/proposals/{proposal.pk}/reject", {"reason": "vague"}))
+    data = assert_ok(
+        post_json(client, f"dream/proposals/{proposal.pk}/reject", {"reason": "vague"})
+    )
     assert data == {"id": proposal.pk, "status": "rejected"}
     assert Entity.objects.filter(status="active").count() == 5
 
@@ -115,7 +110,7 @@ def test_reject_with_a_reason_and_a_bad_body(client):
 def test_dream_run_answers_the_dreamer_result_synchronously(client, llm):
     commits(6)
 
-    data = ok(post_json(client, "dream/run", {"project": "alpha", "maxLlmCalls": 3}))
+    data = assert_ok(post_json(client, "dream/run", {"project": "alpha", "maxLlmCalls": 3}))
 
     assert set(data) == {
         "proposalsCreated",
@@ -152,9 +147,9 @@ def test_async_dream_run_returns_a_task_id_that_tasks_reports_on(
     commits(6)
 
     with django_capture_on_commit_callbacks(execute=True):
-        data = ok(post_json(client, "dream/run", {"async": True}))
+        data = assert_ok(post_json(client, "dream/run", {"async": True}))
 
-    task = ok(client.get(f"/v1/tasks/{data['taskId']}"))
+    task = assert_ok(client.get(f"/v1/tasks/{data['taskId']}"))
     assert task["id"] == data["taskId"]
     assert task["kind"] == "dream_run"
     assert task["status"] == "succeeded"  # the test settings run tasks eagerly
@@ -166,9 +161,9 @@ def test_an_async_run_that_fails_reports_its_error_code(client, django_capture_o
     commits(6)
 
     with django_capture_on_commit_callbacks(execute=True):
-        data = ok(post_json(client, "dream/run", {"async": True}))
+        data = assert_ok(post_json(client, "dream/run", {"async": True}))
 
-    task = ok(client.get(f"/v1/tasks/{data['taskId']}"))
+    task = assert_ok(client.get(f"/v1/tasks/{data['taskId']}"))
     assert (task["status"], task["errorCode"]) == ("failed", "llm.not-configured")
     assert TaskRun.objects.get().error
 

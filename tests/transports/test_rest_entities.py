@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from graph.models import Entity
-from tests.helpers import forget, recall, remember
+from tests.helpers import forget, names, recall, remember
 from tests.rest import assert_error, assert_json
 
 pytestmark = pytest.mark.django_db
@@ -20,10 +20,6 @@ def entities(client: Any, query: str = "") -> dict[str, Any]:
     body = assert_json(response)
     assert body["success"] is True
     return body["data"]
-
-
-def names(data: dict[str, Any]) -> list[str]:
-    return [e["name"] for e in data["entities"]]
 
 
 def test_entities_lists_active_entities_newest_first_as_recall_serialises_them(client):

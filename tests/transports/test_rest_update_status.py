@@ -7,7 +7,6 @@ No test touches the network: the source is a local server or a closed local port
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 
 from api import views
+from tests.processes import free_port
 from tests.rest import assert_json
 
 pytestmark = pytest.mark.django_db
@@ -26,12 +26,6 @@ def _fresh_update_cache() -> Iterator[None]:
     views.reset_update_cache()
     yield
     views.reset_update_cache()
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class _VersionServer:
@@ -85,7 +79,7 @@ def test_update_status_without_a_source_says_so(client, settings):
 
 
 def test_update_status_is_honest_when_the_source_cannot_be_reached(client, settings):
-    settings.MEMESH_UPDATE_URL = f"http://127.0.0.1:{closed_port()}/pypi/memesh/json"
+    settings.MEMESH_UPDATE_URL = f"http://127.0.0.1:{free_port()}/pypi/memesh/json"
 
     data = update_status(client)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ import pytest
 from graph.embedding.base import EmbedderConfig, EmbedderError, normalise_rows
 from graph.embedding.remote import OllamaEmbedder, OpenAIEmbedder, parse_retry_after
 from tests.fakes.embedding_server import FakeEmbeddingServer, Reply
+from tests.processes import free_port
 
 KEY = "sk-test-5f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
@@ -66,12 +66,6 @@ def raises(embedder: OllamaEmbedder | OpenAIEmbedder, texts: list[str]) -> Embed
     with pytest.raises(EmbedderError) as caught:
         embedder.embed(texts)
     return caught.value
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # -- happy paths --------------------------------------------------------------------------------
@@ -305,7 +299,7 @@ def test_one_slow_reply_then_success(embedding_server: FakeEmbeddingServer, clos
 def test_connection_refused_is_a_network_error(closing: list) -> None:
     waits = Waits()
     embedder = OllamaEmbedder(
-        EmbedderConfig("ollama", base_url=f"http://127.0.0.1:{closed_port()}"), sleep=waits
+        EmbedderConfig("ollama", base_url=f"http://127.0.0.1:{free_port()}"), sleep=waits
     )
     closing.append(embedder)
     error = raises(embedder, ["x"])
