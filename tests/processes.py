@@ -3,8 +3,10 @@ lifecycle of a server process (a free port, waiting for health, stopping)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -81,3 +83,15 @@ def wait_until_healthy(
             pass
         time.sleep(0.1)
     raise RuntimeError(f"memesh serve did not answer /v1/health:\n{log.read_text()}")
+
+
+def read_rows(db: Path, sql: str, *params: object) -> list[tuple]:
+    """Rows read from a memesh database file from outside its processes (read-only); [] while
+    the file does not exist, is not migrated yet, or a writer holds the lock."""
+    if not db.exists():
+        return []
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as conn:
+        try:
+            return conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError:
+            return []

@@ -10,10 +10,8 @@ process would read it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
-import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -22,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.llm_servers import FakeLLMServer
-from tests.processes import ROOT, free_port, memesh, memesh_env, run_python, stop
+from tests.processes import ROOT, free_port, memesh, memesh_env, read_rows, run_python, stop
 
 pytestmark = pytest.mark.slow
 
@@ -48,16 +46,6 @@ response = Client().post("/v1/dream/run", data=json.dumps({"async": True}),
 assert response.status_code == 200, response.content
 print(response.json()["data"]["taskId"])
 """
-
-
-def query(db: Path, sql: str) -> list[tuple]:
-    if not db.exists():
-        return []
-    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as conn:
-        try:
-            return conn.execute(sql).fetchall()
-        except sqlite3.OperationalError:
-            return []
 
 
 @pytest.fixture
@@ -127,7 +115,7 @@ def run_through_worker(tmp_path: Path, llm: FakeLLMServer, **env: str) -> None:
         end = time.monotonic() + DEADLINE
         rows: list[tuple] = []
         while time.monotonic() < end:
-            rows = query(db, sql)
+            rows = read_rows(db, sql)
             if rows and rows[0][0] in ("succeeded", "failed"):
                 break
             time.sleep(0.2)
@@ -136,7 +124,9 @@ def run_through_worker(tmp_path: Path, llm: FakeLLMServer, **env: str) -> None:
         status, result, error_code, error = rows[0]
         assert status == "succeeded", (error_code, error, log.read_text())
         assert json.loads(result)["proposalsCreated"] == 1
-        assert query(db, "SELECT kind, status FROM proposals_proposal") == [("digest", "pending")]
+        assert read_rows(db, "SELECT kind, status FROM proposals_proposal") == [
+            ("digest", "pending")
+        ]
         assert len(llm.chat_requests()) == 1
         assert worker.poll() is None
     finally:

@@ -9,10 +9,8 @@ database file directly, as another process would.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
-import sqlite3
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +19,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.processes import ROOT, STARTUP_DEADLINE, free_port, memesh, memesh_env, run_python, stop
+from tests.processes import (
+    ROOT,
+    STARTUP_DEADLINE,
+    free_port,
+    memesh,
+    memesh_env,
+    read_rows,
+    run_python,
+    stop,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -54,23 +61,12 @@ def wait_for(what: str, condition: Callable[[], bool], deadline: float, log: Pat
     pytest.fail(f"timed out waiting for {what}; process log:\n{log.read_text()}")
 
 
-def query(db: Path, sql: str, *params: object) -> list[tuple]:
-    """Read the database file from outside the memesh processes (read-only)."""
-    if not db.exists():
-        return []
-    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as conn:
-        try:
-            return conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError:  # not migrated yet, or a writer holds the lock
-            return []
-
-
 def has_live_generation(db: Path) -> bool:
-    return bool(query(db, "SELECT 1 FROM graph_metaentry WHERE key = 'vectors.live'"))
+    return bool(read_rows(db, "SELECT 1 FROM graph_metaentry WHERE key = 'vectors.live'"))
 
 
 def has_current_vector(db: Path, name: str) -> bool:
-    rows = query(
+    rows = read_rows(
         db,
         "SELECT 1 FROM graph_entity AS e JOIN graph_entityvector AS v ON v.entity_id = e.id"
         " WHERE e.name = ? AND v.text_hash = e.embedding_hash",

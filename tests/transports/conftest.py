@@ -10,6 +10,8 @@ import pytest
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 
+from memesh_site import remote_auth
+
 
 @pytest.fixture
 def keep_test_connection() -> Iterator[None]:
@@ -23,3 +25,11 @@ def keep_test_connection() -> Iterator[None]:
     finally:
         request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def listener(monkeypatch: pytest.MonkeyPatch) -> remote_auth.ListenerConfig:
+    """A fresh listener config (loopback, no token) in place of the process's for one test:
+    the ASGI gate and the rate limiter both read `remote_auth.listener`."""
+    monkeypatch.setattr(remote_auth, "listener", remote_auth.ListenerConfig())
+    return remote_auth.listener

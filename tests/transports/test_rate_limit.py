@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from memesh_site import remote_auth
 from memesh_site.rate_limit import (
     LIMIT_ENV,
     REMOTE_DEFAULT_PER_MINUTE,
@@ -22,13 +21,6 @@ def test_a_client_gets_its_burst_then_waits_for_the_refill():
     assert limiter.retry_after("b", now=100.0) == 0.0  # another address has its own bucket
     assert limiter.retry_after("a", now=100.5) == pytest.approx(0.5)
     assert limiter.retry_after("a", now=101.0) == 0.0
-
-
-@pytest.fixture
-def listener():
-    saved = (remote_auth.listener.remote, remote_auth.listener.token)
-    yield remote_auth.listener
-    remote_auth.listener.remote, remote_auth.listener.token = saved
 
 
 def test_only_a_remote_listener_is_limited_by_default(listener, monkeypatch):

@@ -20,12 +20,6 @@ from memesh_site import remote_auth
 # The gate, at the ASGI level
 
 
-@pytest.fixture
-def listener(monkeypatch: pytest.MonkeyPatch) -> remote_auth.ListenerConfig:
-    monkeypatch.setattr(remote_auth, "listener", remote_auth.ListenerConfig())
-    return remote_auth.listener
-
-
 def scope(
     path: str = "/v1/health",
     authorization: bytes | None = None,
