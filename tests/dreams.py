@@ -45,6 +45,7 @@ def llm_provider(server: FakeLLMServer, model: str | None = None) -> Iterator[Fa
 
 
 def commits(n: int, project: str = "alpha", start: int = 0, **fields: object) -> list[str]:
+    """`n` commit memories of `project`, each a fixed flaky parser test; their names."""
     names = []
     for i in range(start, start + n):
         name = f"commit-{project}-{i}"
