@@ -5,7 +5,7 @@ locks and writes it. The worker lists the folder and renames each `.msg` file aw
 reading it (the lock is advisory; a rename ignores it), so it can take a file that is still
 empty: `json.loads("")` raises inside the consumer loop and Celery stops the worker
 ("Unrecoverable error: JSONDecodeError"), losing that message and every later one until a
-worker starts again. Found by tests/test_multiprocess_load.py.
+worker starts again. Found by tests/e2e/test_multiprocess_load.py.
 
 Here a producer writes the message under a name the worker never picks (`….msg.part`) and
 renames it into place: a rename within one folder is atomic, so the worker sees the whole

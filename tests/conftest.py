@@ -1,3 +1,11 @@
+"""What every level of the suite shares: per-test hygiene of the in-memory state recall and the
+indexes keep, and the fake servers tests at several levels point memesh at.
+
+Each level has its own conftest.py for what only it uses: unit/ (no database), services/ (the
+real SQLite with FTS5 and vec0 from migrations), transports/ (REST, MCP handlers and commands in
+process), e2e/ (real OS processes).
+"""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -6,6 +14,15 @@ from typing import Any
 import pytest
 
 from graph.ops.recall.access import discard_pending_accesses
+from tests.fakes.embedding_server import FakeEmbeddingServer
+from tests.fakes.llm_servers import FakeLLMServer
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "clean_indexes: empty the keyword index and the vec0 tables around each database test",
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -29,3 +46,49 @@ def _no_index_rows_across_committing_tests(
 
         with django_db_blocker.unblock():
             reset_index_tables()
+
+
+@pytest.fixture(autouse=True)
+def _clean_indexes(request: pytest.FixtureRequest) -> Iterator[None]:
+    """For the database tests of a module marked `clean_indexes`: no keyword index row and no
+    vec0 table of an earlier test, and none left for a later one (tests that build vector
+    generations count rows and reuse generation numbers).
+
+    Autouse, switched on by the mark, rather than `usefixtures`: an autouse fixture of this
+    conftest runs before every fixture a module defines or a test asks for, so a fixture that
+    remembers and embeds a corpus is never emptied after it ran.
+    """
+    if request.node.get_closest_marker("clean_indexes") is None:
+        yield
+        return
+    if request.node.get_closest_marker("django_db") is None:
+        yield
+        return
+    from tests.vector_support import reset_index_tables
+
+    reset_index_tables()
+    yield
+    reset_index_tables()
+
+
+@pytest.fixture
+def embedding_server() -> Iterator[FakeEmbeddingServer]:
+    """A fake embedding server on loopback (OpenAI and Ollama formats), 384-wide vectors.
+
+    A module that needs it set up another way overrides this fixture by name, asking for it.
+    """
+    with FakeEmbeddingServer() as fake:
+        yield fake
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLMServer]:
+    """A fake OpenAI-compatible server configured as the `llm` provider (config.json),
+    answering tests.dreams.DIGEST unless told otherwise."""
+    from tests.dreams import DIGEST, llm_provider
+
+    with (
+        FakeLLMServer(kind="openai", default_text=DIGEST) as server,
+        llm_provider(server, model="fake-openai-large"),
+    ):
+        yield server

@@ -1,9 +1,11 @@
-"""Shared helpers: create data through the operations, so indexes stay consistent."""
+"""Shared helpers: create data through the operations, so indexes stay consistent, and read
+back what is stored."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from graph.models import Entity, Observation
 from graph.ops.operation import CallContext
 from graph.ops.registry import OPERATIONS
 
@@ -29,3 +31,13 @@ def names(result: dict[str, Any]) -> list[str]:
 
 def forget(name: str, **fields: Any) -> dict[str, Any]:
     return OPERATIONS["forget"].run({"name": name, **fields}, CTX)
+
+
+def stored(name: str) -> Entity:
+    """The stored entity called `name` (raises when there is none)."""
+    return Entity.objects.get(name=name)
+
+
+def observations_of(name: str) -> list[str]:
+    """The stored observation texts of the entity called `name`, oldest first; [] for none."""
+    return list(Observation.objects.filter(entity__name=name).values_list("text", flat=True))

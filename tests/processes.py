@@ -3,8 +3,10 @@ lifecycle of a server process (a free port, waiting for health, stopping)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -13,7 +15,15 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+PROCS = ROOT / "tests" / "procs"  # scripts the tests run as processes
 PROCESS_DEADLINE = 300  # a hang must fail the test, not the whole run
+STARTUP_DEADLINE = 60  # a server that never answers must fail the test, not hang it
+EXIT_DEADLINE = 60
+
+
+def memesh(*args: str) -> list[str]:
+    """The command line of `memesh ARGS` run by this interpreter."""
+    return [sys.executable, "-m", "memesh_site.cli", *args]
 
 
 def memesh_env(home: Path, **extra: str) -> dict[str, str]:
@@ -73,3 +83,15 @@ def wait_until_healthy(
             pass
         time.sleep(0.1)
     raise RuntimeError(f"memesh serve did not answer /v1/health:\n{log.read_text()}")
+
+
+def read_rows(db: Path, sql: str, *params: object) -> list[tuple]:
+    """Rows read from a memesh database file from outside its processes (read-only); [] while
+    the file does not exist, is not migrated yet, or a writer holds the lock."""
+    if not db.exists():
+        return []
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as conn:
+        try:
+            return conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError:
+            return []

@@ -7,8 +7,6 @@ from typing import Any
 
 from django.db import connection
 
-from graph.models import Observation
-
 ONE_MB = 1024 * 1024
 
 
@@ -21,6 +19,14 @@ def post_json(client: Any, route: str, payload: object, **extra: Any) -> Any:
 def assert_json(response: Any) -> dict[str, Any]:
     assert response["Content-Type"].startswith("application/json")
     return json.loads(response.content)
+
+
+def assert_ok(response: Any) -> Any:
+    """The `data` of a 200 success envelope."""
+    assert response.status_code == 200, response.content
+    body = assert_json(response)
+    assert body["success"] is True
+    return body["data"]
 
 
 def assert_error(response: Any, status: int, error_code: str) -> dict[str, Any]:
@@ -37,7 +43,3 @@ def fts_count(table: str, token: str) -> int:
     with connection.cursor() as cur:
         cur.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH %s", [f'"{token}"'])
         return cur.fetchone()[0]
-
-
-def stored_observations(name: str) -> list[str]:
-    return list(Observation.objects.filter(entity__name=name).values_list("text", flat=True))

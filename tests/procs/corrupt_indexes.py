@@ -1,7 +1,7 @@
 """Break the keyword and vector indexes on purpose, one way per entity.
 
-Imported by tests/test_consistency.py (in-process, on the test database) and run as a script
-(`corrupt_indexes.py`) against the database named by MEMESH_HOME / MEMESH_DB_PATH: the script
+Imported by tests/services/test_consistency.py (in-process, on the test database) and run as a
+script (`corrupt_indexes.py`) against the database named by MEMESH_HOME / MEMESH_DB_PATH: the script
 seeds one entity per corruption through the remember operation, builds the live vector index
 with the configured embedder, applies every corruption of COMBINABLE and prints
 {"expected": {kind: [entity id, ...]}, "words": {name: word}} as JSON.

@@ -9,7 +9,7 @@ drawn from tests/procs/load_workload.py; every acknowledged write goes into the 
 
 Once the clients are done it waits for the worker to embed the last writes, then checks the
 journal against the database (tests/procs/load_verify.py, its own process) and runs
-`memesh doctor --json`. Used by tests/test_multiprocess_load.py and tests/procs/load_soak.py.
+`memesh doctor --json`. Used by tests/e2e/test_multiprocess_load.py and tests/procs/load_soak.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
     .venv/bin/python -m tests.procs.load_soak --scale 0.2      # the suite's size, roughly
     .venv/bin/python -m tests.procs.load_soak --json
 
-Runs tests/procs/load_driver.py (the driver tests/test_multiprocess_load.py uses): 2 `memesh
+Runs tests/procs/load_driver.py (the driver tests/e2e/test_multiprocess_load.py uses): 2 `memesh
 mcp` stdio sessions, `memesh serve` with 4 HTTP clients, a CLI loop with one `memesh reindex`
 half way, and `memesh worker`, all on one fresh database file in a temporary folder. Prints
 calls, calls/s, p50/p95/p99 per transport, and what the checks afterwards found: lost writes,

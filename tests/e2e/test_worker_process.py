@@ -1,0 +1,208 @@
+"""The background worker as a real process: the filesystem broker carries a write's embedding
+task from the writing process to `memesh worker`, and `memesh serve`'s worker child does not
+outlive the server.
+
+Each test gets its own MEMESH_HOME (database and broker folder) and the deterministic
+embedder, so nothing needs the network or the model. Vectors are observed by reading the
+database file directly, as another process would.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.processes import (
+    ROOT,
+    STARTUP_DEADLINE,
+    free_port,
+    memesh,
+    memesh_env,
+    read_rows,
+    run_python,
+    stop,
+)
+
+pytestmark = pytest.mark.slow
+
+DEADLINE = 30.0  # seconds for the worker to do what it must; a hang fails, not blocks
+
+# Remember through the operation in a separate process, as `memesh remember` / MCP would:
+# its committed write queues the embedding task on the broker and the process exits.
+REMEMBER = """
+import sys
+import django
+django.setup()
+from graph.ops.operation import CallContext
+from graph.ops.registry import OPERATIONS
+OPERATIONS["remember"].run(
+    {"name": sys.argv[1], "type": "note", "observations": [sys.argv[2]]},
+    CallContext(source_host="cli"),
+)
+"""
+
+
+def worker_env(home: Path) -> dict[str, str]:
+    return memesh_env(home, MEMESH_EMBEDDER="deterministic")
+
+
+def wait_for(what: str, condition: Callable[[], bool], deadline: float, log: Path) -> None:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if condition():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"timed out waiting for {what}; process log:\n{log.read_text()}")
+
+
+def has_live_generation(db: Path) -> bool:
+    return bool(read_rows(db, "SELECT 1 FROM graph_metaentry WHERE key = 'vectors.live'"))
+
+
+def has_current_vector(db: Path, name: str) -> bool:
+    rows = read_rows(
+        db,
+        "SELECT 1 FROM graph_entity AS e JOIN graph_entityvector AS v ON v.entity_id = e.id"
+        " WHERE e.name = ? AND v.text_hash = e.embedding_hash",
+        name,
+    )
+    return bool(rows)
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie waiting to be reaped by whoever adopted it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    migrated = run_python(
+        ["-m", "memesh_site.cli", "migrate", "--verbosity", "0"], worker_env(home)
+    )
+    assert migrated.returncode == 0, migrated.stderr
+    return home
+
+
+@pytest.fixture
+def worker(home: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            memesh("worker", "--log-level", "info"),
+            cwd=ROOT,
+            env=worker_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield proc, log
+    finally:
+        stop(proc)
+
+
+def test_the_worker_embeds_a_memory_written_by_another_process(
+    home: Path, worker: tuple[subprocess.Popen[bytes], Path]
+) -> None:
+    proc, log = worker
+    db = home / "knowledge-graph.db"
+    # The worker's start-up pass creates the live index; a memory written after that is
+    # embedded only if its own write queued a task.
+    wait_for("the worker's start-up pass", lambda: has_live_generation(db), DEADLINE, log)
+    assert proc.poll() is None
+
+    written = run_python(
+        ["-c", REMEMBER, "walrus-note", "walruses haul out on the ice"], worker_env(home)
+    )
+    assert written.returncode == 0, written.stderr
+
+    wait_for("the vector", lambda: has_current_vector(db, "walrus-note"), DEADLINE, log)
+    # The task travelled through the embedded broker, a folder under MEMESH_HOME.
+    assert (home / "celery" / "queue").is_dir()
+
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the worker ignored SIGTERM:\n{log.read_text()}")
+
+
+def test_serve_runs_a_worker_child_that_exits_when_the_server_is_killed(
+    home: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            memesh("serve", "--port", str(port), "--no-migrate"),
+            cwd=ROOT,
+            env=worker_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    child: int | None = None
+    try:
+        wait_for("the server", lambda: healthy(base), STARTUP_DEADLINE, log)
+        [child] = [pid for pid in children(server.pid) if b"worker" in cmdline(pid)]
+        assert f"--parent-pid\0{server.pid}".encode() in cmdline(child)
+
+        # The child does the embedding for the server's writes.
+        response = httpx.post(
+            f"{base}/v1/remember",
+            json={"name": "served-note", "type": "note", "observations": ["seals bask"]},
+            timeout=30,
+        )
+        assert response.status_code == 200, response.text
+        db = home / "knowledge-graph.db"
+        wait_for("the vector", lambda: has_current_vector(db, "served-note"), DEADLINE, log)
+
+        # Killed outright, the server cannot stop its child: the child's watchdog must.
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=15)
+        wait_for("the worker child to exit", lambda: not alive(child), DEADLINE, log)
+    finally:
+        stop(server)
+        if child is not None and alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+def healthy(base: str) -> bool:
+    try:
+        return httpx.get(f"{base}/v1/health", timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -1,0 +1,116 @@
+"""How /v1 reads a request body: JSON whatever the Content-Type or Accept header says, a JSON
+400 (never HTML) for what does not parse, and the reference's one-megabyte body limit."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import observations_of, remember
+from tests.rest import ONE_MB, assert_error, assert_json, post_json
+
+pytestmark = pytest.mark.django_db
+
+
+def test_malformed_json_is_a_json_400_never_html(client):
+    response = client.post(
+        "/v1/remember", data='{"name": "x", "type":', content_type="application/json"
+    )
+
+    body = assert_error(response, 400, "validation.bad-body")
+    assert "JSON" in body["error"]
+    assert b"<html" not in response.content.lower()
+
+
+def test_a_json_array_body_is_rejected(client):
+    response = post_json(client, "remember", [{"name": "x", "type": "note"}])
+
+    body = assert_error(response, 400, "validation.bad-body")
+    assert "object" in body["error"]
+
+
+def test_a_body_without_content_type_still_parses_as_json(client):
+    payload = json.dumps({"name": "no-ctype", "type": "note", "observations": ["bare"]})
+
+    # An empty CONTENT_TYPE is what Django and DRF see when the header is absent
+    # (content_type=None would put a literal None into META, which no server does).
+    response = client.generic("POST", "/v1/remember", data=payload, content_type="")
+
+    assert response.status_code == 200, response.content
+    assert assert_json(response)["data"]["created"] is True
+    assert observations_of("no-ctype") == ["bare"]
+
+
+def test_a_form_encoded_content_type_still_parses_as_json(client):
+    # curl -d '{...}' sends application/x-www-form-urlencoded.
+    payload = json.dumps({"name": "curl-style", "type": "note", "observations": ["from curl"]})
+
+    response = client.post(
+        "/v1/remember", data=payload, content_type="application/x-www-form-urlencoded"
+    )
+
+    assert response.status_code == 200, response.content
+    assert observations_of("curl-style") == ["from curl"]
+
+
+@pytest.mark.parametrize("accept", ["text/html", "application/xml", "*/*"])
+def test_the_answer_is_json_whatever_the_accept_header_asks_for(client, accept):
+    remember("auth-decision", "Chose JWT for authentication", type="decision")
+
+    response = client.post(
+        "/v1/recall",
+        data=json.dumps({"query": "JWT"}),
+        content_type="application/json",
+        HTTP_ACCEPT=accept,
+    )
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert [e["name"] for e in response.json()["data"]["entities"]] == ["auth-decision"]
+
+
+def test_a_body_of_one_megabyte_plus_one_byte_is_413_with_the_reference_envelope(client):
+    response = client.post("/v1/remember", data="x" * (ONE_MB + 1), content_type="application/json")
+
+    body = assert_error(response, 413, "payload.too-large")
+    assert body["code"] == "PAYLOAD_TOO_LARGE"
+    assert body["limit"] == "1mb"
+    assert "memesh export" in body["hint"]
+
+
+def test_a_body_of_exactly_one_megabyte_is_accepted(client):
+    remember("kept", "still listed")
+    raw = json.dumps({"limit": 5})
+    padded = raw + " " * (ONE_MB - len(raw))
+    assert len(padded.encode()) == ONE_MB
+
+    response = client.post("/v1/recall", data=padded, content_type="application/json")
+
+    assert response.status_code == 200, response.content
+    assert [e["name"] for e in assert_json(response)["data"]["entities"]] == ["kept"]
+
+
+def test_a_non_numeric_content_length_is_a_json_400(client):
+    response = client.post(
+        "/v1/recall", data="{}", content_type="application/json", CONTENT_LENGTH="lots"
+    )
+
+    assert_error(response, 400, "validation.bad-body")
+
+
+def test_a_chunked_body_without_content_length_is_refused_not_read_as_empty(client):
+    # DRF reads a body without Content-Length as empty, so a chunked recall would list
+    # recent memories instead of searching, and no size limit could apply.
+    remember("present", "listed when the body is lost")
+
+    response = client.generic(
+        "POST",
+        "/v1/recall",
+        data="",
+        content_type="application/json",
+        headers={"transfer-encoding": "chunked"},
+    )
+
+    body = assert_error(response, 411, "request.length-required")
+    assert "Content-Length" in body["error"]
