@@ -11,7 +11,8 @@ from django.db import connection
 
 from graph.errors import LLMNotConfigured
 from proposals.config import config_update
-from proposals.llm import LLMRequest, LLMUnavailable, complete
+from proposals.llm.chain import complete
+from proposals.llm.types import LLMRequest, LLMUnavailable
 from proposals.models import LLMAttempt
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 

@@ -14,34 +14,53 @@ the test suite only: it has no notion of meaning.
 
 from __future__ import annotations
 
-import json
 import os
-from typing import Any
+from typing import Any, Literal, get_args
 
 from django.core.exceptions import ImproperlyConfigured
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graph.embedding.base import EmbedderConfig
-from memesh_site import paths
+from memesh_site import config_store
 
-PROVIDERS = ("local", "ollama", "openai", "none", "deterministic")
+# The providers a user configures; `deterministic` is for the test suite only (environment).
+ConfiguredProvider = Literal["local", "ollama", "openai", "none"]
+PROVIDERS = (*get_args(ConfiguredProvider), "deterministic")
 DEFAULT_PROVIDER = "local"
-CONFIG_FILENAME = "config.json"
+SECTION = "embedder"
+
+
+class EmbedderSettings(BaseModel):
+    """The `embedder` section of config.json in its object form."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: ConfiguredProvider
+    model: str | None = Field(None, max_length=200)
+    baseUrl: str | None = Field(None, max_length=500, pattern=config_store.URL_PATTERN)
+    apiKey: str | None = Field(None, max_length=500, pattern=config_store.API_KEY_PATTERN)
+    dimensions: int | None = Field(None, ge=1, le=8192)
+    timeout: float | None = Field(None, gt=0, le=600)
+
+    _mask = field_validator("apiKey")(config_store.refuse_mask)
+
+
+# What a write of the section accepts: a provider name, or the object.
+EmbedderSection = ConfiguredProvider | EmbedderSettings
 
 
 def _file_section() -> dict[str, Any]:
-    path = paths.memesh_home() / CONFIG_FILENAME
     try:
-        raw = json.loads(path.read_text())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise ImproperlyConfigured(f"{path} is not readable JSON: {exc}") from None
-    section = raw.get("embedder") if isinstance(raw, dict) else None
+        raw = config_store.load()
+    except config_store.ConfigUnreadable as exc:
+        raise ImproperlyConfigured(str(exc)) from None
+    section = raw.get(SECTION)
     if section is None:
         return {}
     if isinstance(section, str):
         return {"provider": section}
     if not isinstance(section, dict):
+        path = config_store.config_path()
         raise ImproperlyConfigured(f'{path}: "embedder" must be a provider name or an object')
     return section
 
@@ -68,12 +87,7 @@ def load_config() -> EmbedderConfig:
     """The configuration now. Every recall and every write asks, so the answer is cached
     until the environment or config.json (by modification time) changes."""
     global _cache
-    path = paths.memesh_home() / CONFIG_FILENAME
-    try:
-        stamp: object = path.stat().st_mtime_ns
-    except OSError:
-        stamp = None
-    key = (*(os.environ.get(name) for name in _ENV_NAMES), stamp)
+    key = (*(os.environ.get(name) for name in _ENV_NAMES), config_store.stamp())
     if _cache is not None and _cache[0] == key:
         return _cache[1]
     config = _read_config()

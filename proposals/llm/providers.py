@@ -16,13 +16,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 import httpx
 
-from proposals.llm import LLMRequest
+from proposals.llm.types import LLMRequest
 
-PROVIDERS = ("anthropic", "openai", "ollama")
+Provider = Literal["anthropic", "openai", "ollama"]
+PROVIDERS: tuple[str, ...] = get_args(Provider)
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MODELS = {
     "anthropic": "claude-haiku-4-5",

@@ -33,11 +33,15 @@ class Command(BaseCommand):
         try:
             if action == "list":
                 result: dict[str, Any] = config.config_get()
-            elif action == "set":
-                value = config.parse_cli_value(options["value"])
-                result = {"config": config.config_set(options["key"], value)}
             else:
-                result = {"config": config.config_unset(options["key"])}
+                from proposals.tasks import config_saved  # imports Celery: only on a write
+
+                if action == "set":
+                    value = config.parse_cli_value(options["value"])
+                    change = config.config_set(options["key"], value)
+                else:
+                    change = config.config_unset(options["key"])
+                result = {"config": config_saved(change)}
         except MemeshError as exc:
             if options["json"]:
                 error = {"success": False, "errorCode": exc.error_code, "error": exc.message}
