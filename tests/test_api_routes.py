@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 
 from api import views
 from api.middleware import SECURITY_HEADERS
@@ -282,7 +283,7 @@ def test_doctor_redacts_secrets_and_home_paths(client, monkeypatch):
 
 
 def test_doctor_redacts_a_memesh_home_outside_the_home_directory(monkeypatch):
-    monkeypatch.setenv("MEMESH_HOME", "/srv/memesh-data")
+    monkeypatch.setattr(settings, "MEMESH_HOME", Path("/srv/memesh-data"))
 
     assert views.redact({"p": ["/srv/memesh-data/x.db"]}) == {"p": ["$MEMESH_HOME/x.db"]}
 
