@@ -9,10 +9,10 @@ does not know are kept as they are on disk. The file itself — lock, atomic 060
 memesh_site/config_store.py's; an embedder change queues a reindex in proposals/tasks.py
 (`config_saved`), not here.
 
-Secrets: every API key leaves as `***` (`config_masked`); a client must never echo the mask
-back, so `***` as a key is refused. A fallback entry keeps its stored key only through an
-explicit `keepKeyFrom: <index it had in the loaded chain>`, honoured only when that stored
-entry has the same provider, and stripped before saving.
+Secrets: every API key leaves as `***` (memesh_site/redact.py's `mask_secret_fields`); a
+client must never echo the mask back, so `***` as a key is refused. A fallback entry keeps its
+stored key only through an explicit `keepKeyFrom: <index it had in the loaded chain>`, honoured
+only when that stored entry has the same provider, and stripped before saving.
 """
 
 from __future__ import annotations
@@ -33,9 +33,6 @@ from proposals.llm.probe import probe
 from proposals.llm.providers import Provider
 
 MAX_FALLBACKS = 10
-API_KEY_PATTERN = config_store.API_KEY_PATTERN
-_URL = config_store.URL_PATTERN
-_no_mask = config_store.refuse_mask
 
 
 class LLMSettings(BaseModel):
@@ -50,18 +47,18 @@ class LLMSettings(BaseModel):
     apiKey: str | None = Field(
         None,
         max_length=500,
-        pattern=API_KEY_PATTERN,
+        pattern=config_store.API_KEY_PATTERN,
         description="API key (anthropic, openai). Omitted: the stored key of the same provider "
         "is kept.",
     )
     baseUrl: str | None = Field(
         None,
         max_length=500,
-        pattern=_URL,
+        pattern=config_store.URL_PATTERN,
         description="Base URL (an OpenAI-compatible server, a proxy, or the Ollama host).",
     )
 
-    _mask = field_validator("apiKey")(_no_mask)
+    _mask = field_validator("apiKey")(config_store.refuse_mask)
 
 
 class FallbackSettings(LLMSettings):
@@ -70,7 +67,7 @@ class FallbackSettings(LLMSettings):
     apiKey: str | None = Field(
         None,
         max_length=500,
-        pattern=API_KEY_PATTERN,
+        pattern=config_store.API_KEY_PATTERN,
         description="API key; sets or rotates this entry's key and wins over keepKeyFrom.",
     )
     keepKeyFrom: int | None = Field(
@@ -110,20 +107,12 @@ class ConfigUpdate(BaseModel):
     )
 
 
-config_path = config_store.config_path
-
-
 def config_load() -> dict[str, Any]:
     """The stored configuration, unmasked ({} when there is no file)."""
     try:
         return config_store.load()
     except config_store.ConfigUnreadable as exc:
         raise OperationFailed(exc.summary) from None
-
-
-def config_masked(value: Any) -> Any:
-    """`value` with every secret-named key's non-empty value replaced by `***`, recursively."""
-    return mask_secret_fields(value)
 
 
 def _parse_update(payload: object) -> ConfigUpdate:
@@ -202,7 +191,7 @@ def config_change(payload: object) -> ConfigChange:
     except config_store.ConfigUnreadable as exc:
         raise OperationFailed(exc.summary) from None
     return ConfigChange(
-        config=config_masked(after),
+        config=mask_secret_fields(after),
         embedder_changed=after.get("embedder") != before.get("embedder"),
     )
 
@@ -241,7 +230,7 @@ def config_unset(key: str) -> ConfigChange:
         return config_change({top: None})
     current = config_load().get(top)
     if not isinstance(current, dict) or sub not in current:
-        return ConfigChange(config=config_masked(config_load()), embedder_changed=False)
+        return ConfigChange(config=mask_secret_fields(config_load()), embedder_changed=False)
     section = {k: v for k, v in current.items() if k != sub}
     return config_change({top: section})
 
@@ -266,7 +255,7 @@ def config_get() -> dict[str, Any]:
         "llm": {"provider": chain[0].provider, "model": chain[0].model} if chain else None,
         "searchLevel": 2 if chain else (1 if embeddings not in ("none",) else 0),
     }
-    return {"config": config_masked(config), "capabilities": capabilities}
+    return {"config": mask_secret_fields(config), "capabilities": capabilities}
 
 
 def config_test(payload: object) -> dict[str, Any]:

@@ -10,7 +10,8 @@ import pytest
 
 from graph import vectors
 from graph.models import Entity
-from proposals.config import config_path, config_update
+from memesh_site.config_store import config_path
+from proposals.config import config_update
 from proposals.conflicts import conflict_candidates, dream_conflicts
 from proposals.models import JudgedPair, Proposal, ProposalKind
 from proposals.patterns import dream_patterns

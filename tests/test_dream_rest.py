@@ -9,7 +9,8 @@ import pytest
 
 from api.openapi import openapi_document
 from graph.models import Entity
-from proposals.config import config_path, config_update
+from memesh_site.config_store import config_path
+from proposals.config import config_update
 from proposals.models import Proposal, ProposalKind, TaskRun
 from proposals.services import proposal_stage
 from tests.fakes.llm_servers import FakeLLMServer

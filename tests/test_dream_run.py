@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from graph.errors import LLMNotConfigured
 from graph.models import Entity, Relation
-from proposals.config import config_path, config_update
+from memesh_site.config_store import config_path
+from proposals.config import config_update
 from proposals.dreamer import dream_run
 from proposals.models import Proposal, ProposalKind, ProposalStatus
 from proposals.services import accept_proposal

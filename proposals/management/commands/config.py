@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from graph.errors import MemeshError
+from memesh_site import config_store
 from proposals import config
 
 
@@ -57,7 +58,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Unset {options['key']}.")
         current = result["config"]
         if not current:
-            self.stdout.write(f"No configuration set ({config.config_path().name} is empty).")
+            self.stdout.write(f"No configuration set ({config_store.CONFIG_FILENAME} is empty).")
         for key, value in current.items():
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             self.stdout.write(f"{key} = {shown}")
