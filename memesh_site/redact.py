@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from memesh_site import paths
+
 MASK = "***"
 MAX_MESSAGE_CHARS = 500
 
@@ -56,17 +58,11 @@ SECRET_PATTERNS: tuple[tuple[re.Pattern[str], bool], ...] = (
 )
 
 
-def _memesh_home() -> Path:
-    from memesh_site import paths
-
-    return paths.memesh_home()
-
-
 def redact_paths(text: str) -> str:
     """MEMESH_HOME as `$MEMESH_HOME` when it lies outside the home directory, then the home
     directory as `~`."""
     home = str(Path.home())
-    memesh_home = str(_memesh_home())
+    memesh_home = str(paths.memesh_home())
     if memesh_home and memesh_home != "/" and not memesh_home.startswith(home + os.sep):
         text = text.replace(memesh_home, "$MEMESH_HOME")
     if home and home != "/":
