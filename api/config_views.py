@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from proposals import config, telemetry
 from proposals.llm.probe import ConfigTestInput, ConfigTestOutput
+from proposals.tasks import config_saved
 
 
 class ConfigView(APIView):
@@ -24,7 +25,7 @@ class ConfigView(APIView):
         return Response({"success": True, "data": config.config_get()})
 
     def post(self, request: Request) -> Response:
-        return Response({"success": True, "data": config.config_update(request.data)})
+        return Response({"success": True, "data": config_saved(config.config_change(request.data))})
 
 
 class ConfigTestView(APIView):

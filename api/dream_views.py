@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from proposals import dreamer, schemas, selectors, services
 from proposals.models import ReviewChannel
-from proposals.tasks import KIND_RUN
+from proposals.tasks import KIND_RUN, task_run_enqueue
 
 
 def _ok(data: Any) -> Response:
@@ -67,7 +67,7 @@ class DreamRunView(APIView):
             "dry_run": data.dryRun,
         }
         if data.async_:
-            queued = services.task_run_enqueue(kind=KIND_RUN, params=params)
+            queued = task_run_enqueue(kind=KIND_RUN, params=params)
             return _ok({"taskId": queued.task_id})
         return _ok(dreamer.dream_run(**params))
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
-import re
 import threading
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -28,7 +26,7 @@ from graph.errors import InvalidInput, InvalidParameter
 from graph.models import Entity, Status
 from graph.ops.operation import CallContext, Operation
 from graph.project import project_id
-from memesh_site import paths
+from memesh_site.redact import redact
 
 logger = logging.getLogger(__name__)
 
@@ -116,37 +114,8 @@ class HealthView(APIView):
 
 
 # --- doctor ------------------------------------------------------------------------------------
-
-_SECRET_PATTERNS = [
-    # Bearer tokens, and key-shaped values (sk-..., long opaque tokens after key=/token=).
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
-    re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"),
-    re.compile(r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"'&,]{4,}"),
-]
-
-
-def _redact_text(text: str) -> str:
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
-    # Paths: MEMESH_HOME first (it usually lies under the home directory), then home itself.
-    home = str(Path.home())
-    memesh_home = str(paths.memesh_home())
-    if memesh_home and memesh_home != "/" and not memesh_home.startswith(home + os.sep):
-        text = text.replace(memesh_home, "$MEMESH_HOME")
-    if home and home != "/":
-        text = text.replace(home, "~")
-    return text
-
-
-def redact(value: Any) -> Any:
-    """`value` with secret-shaped substrings and home-directory paths masked, recursively."""
-    if isinstance(value, str):
-        return _redact_text(value)
-    if isinstance(value, dict):
-        return {k: redact(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
-    return value
+# graph.doctor redacts its checks (memesh_site/redact.py); `redact` here covers what this view
+# adds: the message of a suite that failed to run.
 
 
 def _flag(request: Request, name: str) -> bool:

@@ -120,15 +120,18 @@ def reset_usage() -> None:
 @contextmanager
 def configured_for(strategy: str, embedder: str) -> Iterator[None]:
     """The embedder configuration a strategy runs with: none for keyword-only, else `embedder`.
-    The configuration is read on every recall, so the change applies at once."""
-    os.environ["MEMESH_EMBEDDER"] = "none" if strategy == "keyword" else embedder
-    try:
-        from graph.embedding import provider
+    Recall reads the configuration (settings.MEMESH_EMBEDDER among it) on every call, so the
+    change applies at once."""
+    from django.conf import settings
 
+    from graph.embedding import provider
+
+    settings.MEMESH_EMBEDDER = "none" if strategy == "keyword" else embedder
+    try:
         provider.current()  # build (load) the embedder now, not inside the timed run
         yield
     finally:
-        os.environ["MEMESH_EMBEDDER"] = embedder
+        settings.MEMESH_EMBEDDER = embedder
 
 
 def recall_names(query: str, strategy: str) -> list[str]:

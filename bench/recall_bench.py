@@ -846,10 +846,13 @@ def main(argv: list[str] | None = None) -> int:
             }
 
         embed_report = None if args.embedder == "none" else backfill(args.embed_at_most)
-        # Keyword-only figures first, with no embedder configured (read on every call).
-        os.environ["MEMESH_EMBEDDER"] = "none"
+        # Keyword-only figures first, with no embedder configured (the setting is read on
+        # every call; the environment only once, by settings).
+        from django.conf import settings
+
+        settings.MEMESH_EMBEDDER = "none"
         results, empty, queries = measure_queries(corpus, args.queries, args.seed, ctx)
-        os.environ["MEMESH_EMBEDDER"] = args.embedder
+        settings.MEMESH_EMBEDDER = args.embedder
         hybrid_rows = None if args.embedder == "none" else measure_hybrid(queries, ctx)
         recall_rows = []
         for r in results:

@@ -1,12 +1,14 @@
 """`memesh doctor`'s checks: is the database usable, which embedder is active and does it work,
 what state the vector index is in, and whether both indexes agree with the memories
-(graph/indexing/consistency.py); `fix()` is `memesh doctor --fix`."""
+(graph/indexing/consistency.py); `fix()` is `memesh doctor --fix`.
+
+The checks leave here redacted (memesh_site/redact.py: the embedder's key literally, key-shaped
+text, home paths), so `memesh doctor`, `--json` and GET /v1/doctor mask the same."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from django.db import connection
 
@@ -17,6 +19,7 @@ from graph.indexing import consistency, vectors
 from graph.indexing.vectors import LAST_ERROR_KEY, STAGING_KEY, UnreadableMarker
 from graph.models import Entity, EntityVector, MetaEntry
 from graph.ops.writes import request_embedding
+from memesh_site.redact import MASK, redact, url_without_credentials
 
 
 @dataclass
@@ -53,9 +56,9 @@ def run_checks(*, probe: bool = True) -> list[Check]:
             "identity": embedder.identity,
         }
         if config.base_url:
-            info["baseUrl"] = _without_credentials(config.base_url)
+            info["baseUrl"] = url_without_credentials(config.base_url)
         if config.api_key:
-            info["apiKey"] = "***"
+            info["apiKey"] = MASK
         if probe:
             try:
                 info["dimensions"] = vectors.probe_width(embedder)
@@ -81,10 +84,11 @@ def run_checks(*, probe: bool = True) -> list[Check]:
             checks.append(Check("embedder", "ok", f"{embedder.identity} (not probed)", info))
     checks.extend(_index_checks(embedder.identity if embedder else None, vec_error is None))
     checks.append(consistency_check(consistency.check()))
+    secrets = [config.api_key] if config.api_key else []
     for check in checks:
-        if check.data and "error" in check.data:
-            check.data["error"] = _redact(check.data["error"], config.api_key)
-        check.detail = _redact(check.detail, config.api_key)
+        check.detail = redact(check.detail, secrets)
+        if check.data:
+            check.data = redact(check.data, secrets)
     return checks
 
 
@@ -181,20 +185,6 @@ def fix() -> consistency.RepairReport:
     if report.embedding_requested:
         request_embedding()
     return report
-
-
-def _without_credentials(url: str) -> str:
-    """The URL with any user:password@ part masked (a base URL may carry credentials)."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-def _redact(text: str, secret: str) -> str:
-    return text.replace(secret, "***") if secret else text
 
 
 def as_json(checks: list[Check]) -> dict[str, Any]:

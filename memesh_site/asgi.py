@@ -33,7 +33,9 @@ from memesh_site.wsgi import application as wsgi_application  # sets Django up
 from memesh_site.wsgi_bridge import WSGIBridge
 
 MCP_PATH = "/mcp"
-# Set by `memesh serve` for its worker processes: how many serve this listener.
+# Set by `memesh serve` for the application it starts, after its own settings loaded (so read
+# here, not in settings): how many processes serve this listener. With one, uvicorn runs the
+# application in serve's process, where settings hold whatever the user's environment said.
 WORKERS_ENV = "MEMESH_HTTP_WORKERS"
 
 Scope = dict[str, Any]
@@ -43,7 +45,7 @@ Send = Any
 # Django's responses are iterables of bytes; its stubs type __call__ as returning a response.
 django_application = WSGIBridge(
     wsgi_application,  # type: ignore[arg-type]
-    threads=envint("MEMESH_HTTP_THREADS", 8),
+    threads=settings.MEMESH_HTTP_THREADS,
     max_body=settings.MEMESH_MAX_BODY_BYTES,
 )
 

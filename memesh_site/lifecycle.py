@@ -34,7 +34,9 @@ def exit_with_parent(parent: int, *, graceful: bool) -> None:
 
 
 def watch_serve_parent() -> None:
-    """In an HTTP worker process of `memesh serve --workers N` (not in serve itself)."""
+    """In an HTTP worker process of `memesh serve --workers N` (not in serve itself). The pid is
+    read from the environment, where serve put it for its children after its own settings
+    loaded (memesh_site/settings.py names these hand-offs)."""
     parent = os.environ.get(SERVE_PID_ENV, "")
     if parent.isdigit() and int(parent) != os.getpid():
         exit_with_parent(int(parent), graceful=True)

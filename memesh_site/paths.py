@@ -1,8 +1,11 @@
 """Where memesh keeps its data: MEMESH_HOME (default ~/.memesh, mode 0700).
 
-The database file is MEMESH_HOME/knowledge-graph.db unless MEMESH_DB_PATH names another.
-Files holding memory or secrets are created 0600 before anything writes to them, so
-there is no window in which another local user could read them.
+The database file is MEMESH_HOME/knowledge-graph.db unless MEMESH_DB_PATH names another
+(both read in settings). Files holding memory or secrets are created 0600 before anything
+writes to them, so there is no window in which another local user could read them.
+
+settings.py calls the helpers that take a `home` while it loads; everything else asks
+`memesh_home()`.
 """
 
 from __future__ import annotations
@@ -16,18 +19,14 @@ SECRET_KEY_FILENAME = "secret-key"
 
 
 def memesh_home() -> Path:
-    raw = os.environ.get("MEMESH_HOME", "").strip()
-    return Path(raw).expanduser() if raw else Path.home() / ".memesh"
+    from django.conf import settings
+
+    return Path(settings.MEMESH_HOME)
 
 
-def db_path() -> Path:
-    raw = os.environ.get("MEMESH_DB_PATH", "").strip()
-    return Path(raw).expanduser() if raw else memesh_home() / DB_FILENAME
-
-
-def celery_broker_dir() -> Path:
+def celery_broker_dir(home: Path) -> Path:
     """Folder of the embedded filesystem broker; created (0700) with its subfolders."""
-    root = memesh_home() / "celery"
+    root = home / "celery"
     for sub in ("queue", "processed", "control"):
         ensure_private_dir(root / sub)
     return root
@@ -49,12 +48,9 @@ def ensure_private_file(path: Path) -> None:
         os.chmod(path, 0o600)
 
 
-def secret_key() -> str:
-    """Django's signing key: MEMESH_SECRET_KEY, else one generated once into MEMESH_HOME."""
-    explicit = os.environ.get("MEMESH_SECRET_KEY", "").strip()
-    if explicit:
-        return explicit
-    path = memesh_home() / SECRET_KEY_FILENAME
+def stored_secret_key(home: Path) -> str:
+    """Django's signing key when MEMESH_SECRET_KEY is not set: generated once into `home`."""
+    path = home / SECRET_KEY_FILENAME
     if path.exists():
         return path.read_text().strip()
     ensure_private_file(path)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any
+
+from django.conf import settings
 
 from memesh_site import remote_auth
 
@@ -69,13 +70,9 @@ class RateLimiter:
 
 def configured_limiter(workers: int) -> RateLimiter | None:
     """The limiter this process applies, from the environment and the listener kind."""
-    raw = os.environ.get(LIMIT_ENV, "").strip()
-    if raw:
-        try:
-            per_minute = float(raw)
-        except ValueError:
-            message = f"{LIMIT_ENV} must be a number of requests a minute, not {raw!r}"
-            raise ValueError(message) from None
+    configured: float | None = settings.MEMESH_RATE_LIMIT_PER_MINUTE
+    if configured is not None:
+        per_minute = configured
     elif remote_auth.listener.remote:
         per_minute = REMOTE_DEFAULT_PER_MINUTE
     else:

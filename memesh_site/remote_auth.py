@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from memesh_site.paths import ensure_private_file, memesh_home
 
 TOKEN_ENV = "MEMESH_REMOTE_TOKEN"
@@ -58,7 +60,7 @@ class ProvisionedToken:
 def provision_token() -> ProvisionedToken:
     """MEMESH_REMOTE_TOKEN if set, else the token file, created 0600 with a fresh token when it
     is missing or empty. An existing file is tightened to 0600."""
-    explicit = os.environ.get(TOKEN_ENV, "").strip()
+    explicit = settings.MEMESH_REMOTE_TOKEN
     if explicit:
         return ProvisionedToken(explicit, TOKEN_ENV)
     path = token_path()
@@ -101,7 +103,10 @@ def export_to_workers() -> None:
 
 def configure_from_environment() -> None:
     """In a worker process of `memesh serve`: the listener its parent configured. The parent
-    provisioned the token first, so reading it here finds the same one."""
+    provisioned the token first, so reading it here finds the same one.
+
+    Read from the environment, not settings: it is a message from `memesh serve`, set after
+    its settings loaded, to the application it starts (memesh_site/settings.py names these)."""
     kind = os.environ.get(LISTENER_ENV)
     if kind == "remote" and not listener.remote:
         listener.remote = True

@@ -1,17 +1,38 @@
-"""memesh settings: one module, driven by MEMESH_* environment variables (docs/configuration.md)."""
+"""memesh settings: one module, driven by MEMESH_* environment variables (docs/configuration.md).
+
+Every environment variable memesh reads is read here, once, through the typed readers of
+memesh_site/env.py (a bad value stops the process with its name); other modules read
+`django.conf.settings`. The exceptions are named where they are read: DJANGO_SETTINGS_MODULE
+(before settings exist), and what `memesh serve` hands to the application it starts after this
+module has loaded (MEMESH_SERVE_LISTENER, MEMESH_SERVE_PID, MEMESH_HTTP_WORKERS).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from memesh_site import paths
-from memesh_site.env import envbool, envint, envstr
+from memesh_site.env import (
+    envbool,
+    envfloat,
+    envfloat_or_none,
+    envint,
+    envint_or_none,
+    envpath,
+    envsecret,
+    envstr,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VERSION = "0.1.0"
 
+# Where memesh keeps its data (memesh_site/paths.py): MEMESH_HOME (0700) holds the database,
+# config.json (memesh_site/config_store.py), the signing key and the remote token.
+MEMESH_HOME = envpath("MEMESH_HOME", Path.home() / ".memesh")
+MEMESH_DB_PATH = envpath("MEMESH_DB_PATH", MEMESH_HOME / paths.DB_FILENAME)
+
 DEBUG = envbool("MEMESH_DEBUG", False)
-SECRET_KEY = paths.secret_key()
+SECRET_KEY = envstr("MEMESH_SECRET_KEY", "") or paths.stored_secret_key(MEMESH_HOME)
 
 # Host-header checking keeps a loopback server safe from DNS rebinding: a web page cannot
 # point its own host name at 127.0.0.1 and read memories through the browser.
@@ -73,7 +94,7 @@ DATABASES = {
     "default": {
         # pysqlite3 (or sqlean) with sqlite-vec loaded on every connection: memesh_site/db.
         "ENGINE": "memesh_site.db",
-        "NAME": str(paths.db_path()),
+        "NAME": str(MEMESH_DB_PATH),
         # Keep each server thread's connection: opening one loads sqlite-vec and sets the
         # PRAGMAs, which cost more than a whole recall.
         "CONN_MAX_AGE": None,
@@ -114,7 +135,7 @@ REST_FRAMEWORK = {
 # would import Celery into every process, `memesh mcp`'s handshake included (~0.15 s).
 CELERY_BROKER_URL = envstr("MEMESH_CELERY_BROKER", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    _queue = paths.celery_broker_dir()
+    _queue = paths.celery_broker_dir(MEMESH_HOME)
     # kombu's filesystem transport with atomic message files (memesh_site/broker.py says why).
     CELERY_BROKER_TRANSPORT = "memesh_site.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -132,6 +153,40 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Writes within this window share one embedding task (graph/indexing/vectors.py: request_embedding).
 MEMESH_EMBED_DEBOUNCE_SECONDS = float(envstr("MEMESH_EMBED_DEBOUNCE_SECONDS", "0.5"))
+
+# The SQLite driver and extension (memesh_site/db): MEMESH_SQLITE_DRIVER=sqlean forces the
+# fallback driver; MEMESH_SQLITE_VEC_PATH loads another build of sqlite-vec.
+MEMESH_SQLITE_DRIVER = envstr("MEMESH_SQLITE_DRIVER", "")
+MEMESH_SQLITE_VEC_PATH = envstr("MEMESH_SQLITE_VEC_PATH", "")
+
+# The embedder (graph/embedding/config.py): each of these, when set, wins over config.json's
+# `embedder` section. "" / None: not set.
+MEMESH_EMBEDDER = envstr("MEMESH_EMBEDDER", "")
+MEMESH_EMBEDDER_MODEL = envstr("MEMESH_EMBEDDER_MODEL", "")
+MEMESH_EMBEDDER_BASE_URL = envstr("MEMESH_EMBEDDER_BASE_URL", "")
+MEMESH_EMBEDDER_API_KEY = envstr("MEMESH_EMBEDDER_API_KEY", "")
+OPENAI_API_KEY = envstr("OPENAI_API_KEY", "")  # the openai embedder's key of last resort
+MEMESH_EMBEDDER_DIMENSIONS = envint_or_none("MEMESH_EMBEDDER_DIMENSIONS")
+MEMESH_EMBEDDER_TIMEOUT = envfloat_or_none("MEMESH_EMBEDDER_TIMEOUT")
+# onnxruntime threads of the local embedder (0: onnxruntime's own choice).
+MEMESH_EMBEDDER_THREADS = envint("MEMESH_EMBEDDER_THREADS", 0)
+
+# LLM providers (proposals/llm/providers.py): the read timeout of one attempt (≤ 0: the
+# default), and the endpoints used when config.json names none.
+MEMESH_LLM_TIMEOUT_SECONDS = envfloat("MEMESH_LLM_TIMEOUT_SECONDS", 60.0)
+MEMESH_ANTHROPIC_BASE_URL = envstr("MEMESH_ANTHROPIC_BASE_URL", "")
+MEMESH_OPENAI_BASE_URL = envstr("MEMESH_OPENAI_BASE_URL", "")
+OLLAMA_HOST = envstr("OLLAMA_HOST", "")
+
+# `memesh serve` (memesh_site/asgi.py, remote_auth.py, rate_limit.py): request threads per
+# process; the bearer token of a remote listener (else MEMESH_HOME/remote-token); requests a
+# minute per client address (None: only a remote listener is limited, by default).
+MEMESH_HTTP_THREADS = envint("MEMESH_HTTP_THREADS", 8)
+MEMESH_REMOTE_TOKEN = envstr("MEMESH_REMOTE_TOKEN", "")
+MEMESH_RATE_LIMIT_PER_MINUTE = envfloat_or_none("MEMESH_RATE_LIMIT_PER_MINUTE")
+
+# `memesh createreviewer`'s password when --password is not given.
+MEMESH_REVIEWER_PASSWORD = envsecret("MEMESH_REVIEWER_PASSWORD")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -4,52 +4,35 @@
 Keys: `llm` {provider, model, apiKey, baseUrl}; `llmFallbacks` (the ordered failover chain,
 written whole); `language` (the language generated memories are written in, ≤ 60 chars);
 `autoCapture`, `sessionLimit`, `autoUpdate`, `setupCompleted`, `transcriptMining`, `theme`;
-`embedder` (read by graph/embedding/config.py). Keys this module does not know are kept as they
-are on disk.
+`embedder` (its shape and its reading belong to graph/embedding/config.py). Keys this module
+does not know are kept as they are on disk. The file itself — lock, atomic 0600 write — is
+memesh_site/config_store.py's; an embedder change queues a reindex in proposals/tasks.py
+(`config_saved`), not here.
 
-Secrets: every API key leaves as `***` (`config_masked`); a client must never echo the mask
-back, so `***` as a key is refused. A fallback entry keeps its stored key only through an
-explicit `keepKeyFrom: <index it had in the loaded chain>`, honoured only when that stored
-entry has the same provider, and stripped before saving. The file is written atomically
-(temp file + rename) with mode 0600 under an exclusive lock, so concurrent writers never lose
-each other's changes.
+Secrets: every API key leaves as `***` (memesh_site/redact.py's `mask_secret_fields`); a
+client must never echo the mask back, so `***` as a key is refused. A fallback entry keeps its
+stored key only through an explicit `keepKeyFrom: <index it had in the loaded chain>`, honoured
+only when that stored entry has the same provider, and stripped before saving.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
-import re
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from graph.embedding.config import EmbedderSection, load_config
 from graph.errors import InvalidInput, OperationFailed
 from graph.ops.operation import describe_validation_error
-from memesh_site import paths
-from proposals.llm.providers import DEFAULT_MODELS, ProviderSpec
-from proposals.llm.redact import MASK
+from memesh_site import config_store
+from memesh_site.redact import mask_secret_fields
+from proposals.llm.chain import llm_chain
+from proposals.llm.probe import probe
+from proposals.llm.providers import Provider
 
-CONFIG_FILENAME = "config.json"  # the same file graph/embedding/config.py reads
 MAX_FALLBACKS = 10
-_SECRET_KEY = re.compile(r"(?i)^(api[_-]?key|.*token|.*secret|password)$")
-_URL = r"^https?://[^\s/?#]+(/[^\s?#]*)?$"
-# API keys travel in HTTP headers: printable ASCII, no spaces (anything else is no key and
-# could not be sent).
-API_KEY_PATTERN = r"^[\x21-\x7e]+$"
-
-Provider = Literal["anthropic", "openai", "ollama"]
-
-
-def _no_mask(value: str | None) -> str | None:
-    if value is not None and value.strip() == MASK:
-        raise ValueError("is the mask '***': send the real key, or omit it to keep the stored one")
-    return value
 
 
 class LLMSettings(BaseModel):
@@ -64,18 +47,18 @@ class LLMSettings(BaseModel):
     apiKey: str | None = Field(
         None,
         max_length=500,
-        pattern=API_KEY_PATTERN,
+        pattern=config_store.API_KEY_PATTERN,
         description="API key (anthropic, openai). Omitted: the stored key of the same provider "
         "is kept.",
     )
     baseUrl: str | None = Field(
         None,
         max_length=500,
-        pattern=_URL,
+        pattern=config_store.URL_PATTERN,
         description="Base URL (an OpenAI-compatible server, a proxy, or the Ollama host).",
     )
 
-    _mask = field_validator("apiKey")(_no_mask)
+    _mask = field_validator("apiKey")(config_store.refuse_mask)
 
 
 class FallbackSettings(LLMSettings):
@@ -84,7 +67,7 @@ class FallbackSettings(LLMSettings):
     apiKey: str | None = Field(
         None,
         max_length=500,
-        pattern=API_KEY_PATTERN,
+        pattern=config_store.API_KEY_PATTERN,
         description="API key; sets or rotates this entry's key and wins over keepKeyFrom.",
     )
     keepKeyFrom: int | None = Field(
@@ -93,19 +76,6 @@ class FallbackSettings(LLMSettings):
         description="Index this entry had in the loaded chain: keep the key stored there "
         "(only when that entry has the same provider). Never stored.",
     )
-
-
-class EmbedderSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    provider: Literal["local", "ollama", "openai", "none"]
-    model: str | None = Field(None, max_length=200)
-    baseUrl: str | None = Field(None, max_length=500, pattern=_URL)
-    apiKey: str | None = Field(None, max_length=500, pattern=API_KEY_PATTERN)
-    dimensions: int | None = Field(None, ge=1, le=8192)
-    timeout: float | None = Field(None, gt=0, le=600)
-
-    _mask = field_validator("apiKey")(_no_mask)
 
 
 class ConfigUpdate(BaseModel):
@@ -131,77 +101,18 @@ class ConfigUpdate(BaseModel):
     setupCompleted: bool | None = Field(None, description="The setup wizard has run.")
     transcriptMining: bool | None = Field(None, description="Scheduled transcript mining.")
     theme: Literal["dark", "light", "system"] | None = Field(None, description="Dashboard theme.")
-    embedder: Literal["local", "ollama", "openai", "none"] | EmbedderSettings | None = Field(
+    # graph/embedding/config.py owns this section's shape.
+    embedder: EmbedderSection | None = Field(
         None, description="The embedding provider: a name or {provider, model, baseUrl, ...}."
     )
 
 
-def config_path() -> Path:
-    return paths.memesh_home() / CONFIG_FILENAME
-
-
 def config_load() -> dict[str, Any]:
     """The stored configuration, unmasked ({} when there is no file)."""
-    path = config_path()
     try:
-        raw = json.loads(path.read_text())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise OperationFailed(f"{CONFIG_FILENAME} is not readable JSON: {exc}") from None
-    return raw if isinstance(raw, dict) else {}
-
-
-def config_masked(value: Any) -> Any:
-    """`value` with every secret-named key's non-empty value replaced by `***`, recursively."""
-    if isinstance(value, dict):
-        return {
-            k: (MASK if _SECRET_KEY.match(str(k)) and v else config_masked(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [config_masked(v) for v in value]
-    return value
-
-
-@contextlib.contextmanager
-def _locked() -> Iterator[None]:
-    """An exclusive lock for read-modify-write across processes (a sibling lock file)."""
-    paths.ensure_private_dir(paths.memesh_home())
-    lock_path = paths.memesh_home() / (CONFIG_FILENAME + ".lock")
-    fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
-
-
-def _save(config: dict[str, Any]) -> None:
-    """Write atomically with mode 0600; make sure the file's mtime moves, because readers
-    (graph/embedding/config.py) cache by it."""
-    path = config_path()
-    try:
-        before = path.stat().st_mtime_ns
-    except OSError:
-        before = None
-    fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".json", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(config, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    after = path.stat().st_mtime_ns
-    if before is not None and after <= before:
-        os.utime(path, ns=(before + 1000, before + 1000))
+        return config_store.load()
+    except config_store.ConfigUnreadable as exc:
+        raise OperationFailed(exc.summary) from None
 
 
 def _parse_update(payload: object) -> ConfigUpdate:
@@ -248,12 +159,20 @@ def _merge_fallbacks(new: list[FallbackSettings], stored: Any) -> list[dict[str,
     return chain
 
 
-def config_update(payload: object) -> dict[str, Any]:
-    """Apply a partial update (the POST /v1/config body) and return the masked result."""
+@dataclass(frozen=True)
+class ConfigChange:
+    """A saved update: the masked configuration, and whether the embedder setting changed
+    (its vectors then need rebuilding: proposals.tasks.config_saved queues that)."""
+
+    config: dict[str, Any]
+    embedder_changed: bool
+
+
+def config_change(payload: object) -> ConfigChange:
+    """Apply a partial update (the POST /v1/config body)."""
     update = _parse_update(payload)
-    with _locked():
-        config = config_load()
-        embedder_before = config.get("embedder")
+
+    def apply(config: dict[str, Any]) -> None:
         for name in update.model_fields_set:
             value = getattr(update, name)
             if value is None:
@@ -266,15 +185,21 @@ def config_update(payload: object) -> dict[str, Any]:
                 config[name] = _clean(value)
             else:
                 config[name] = value
-        _save(config)
-    masked: dict[str, Any] = config_masked(config)
-    if config.get("embedder") != embedder_before:
-        # Vectors of another embedder are never searched: rebuild them in the background
-        # (`memesh reindex` is the synchronous twin; GET /v1/tasks/<id> reports on this one).
-        from proposals.services import task_run_enqueue
 
-        masked["reindexTaskId"] = task_run_enqueue(kind="reindex", params={}).task_id
-    return masked
+    try:
+        before, after = config_store.update(apply)
+    except config_store.ConfigUnreadable as exc:
+        raise OperationFailed(exc.summary) from None
+    return ConfigChange(
+        config=mask_secret_fields(after),
+        embedder_changed=after.get("embedder") != before.get("embedder"),
+    )
+
+
+def config_update(payload: object) -> dict[str, Any]:
+    """Apply a partial update and return the masked result (no reindex is queued: the
+    transports call proposals.tasks.config_saved for that)."""
+    return config_change(payload).config
 
 
 def parse_cli_value(raw: str) -> Any:
@@ -285,75 +210,34 @@ def parse_cli_value(raw: str) -> Any:
         return raw
 
 
-def config_set(key: str, value: Any) -> dict[str, Any]:
+def config_set(key: str, value: Any) -> ConfigChange:
     """`memesh config set KEY VALUE`; KEY may name a field of an object (`llm.model`)."""
     top, _, sub = key.partition(".")
     if not sub:
-        return config_update({top: value})
+        return config_change({top: value})
     current = config_load().get(top)
     section = dict(current) if isinstance(current, dict) else {}
     section[sub] = value
-    return config_update({top: section})
+    return config_change({top: section})
 
 
-def config_unset(key: str) -> dict[str, Any]:
+def config_unset(key: str) -> ConfigChange:
     """`memesh config unset KEY` (or `llm.baseUrl`): remove it; unknown keys are refused."""
     top, _, sub = key.partition(".")
     if top not in ConfigUpdate.model_fields:
         raise InvalidInput(f"{top}: unknown config key")
     if not sub:
-        return config_update({top: None})
+        return config_change({top: None})
     current = config_load().get(top)
     if not isinstance(current, dict) or sub not in current:
-        return config_masked(config_load())  # type: ignore[no-any-return]
+        return ConfigChange(config=mask_secret_fields(config_load()), embedder_changed=False)
     section = {k: v for k, v in current.items() if k != sub}
-    return config_update({top: section})
-
-
-def llm_chain(config: dict[str, Any] | None = None) -> list[ProviderSpec]:
-    """The providers to try, in order: the primary `llm`, then `llmFallbacks`."""
-    config = config_load() if config is None else config
-    entries = [config.get("llm"), *(config.get("llmFallbacks") or [])]
-    chain: list[ProviderSpec] = []
-    for entry in entries:
-        if not isinstance(entry, dict) or entry.get("provider") not in DEFAULT_MODELS:
-            continue
-        provider = str(entry["provider"])
-        chain.append(
-            ProviderSpec(
-                provider=provider,
-                model=str(entry.get("model") or DEFAULT_MODELS[provider]),
-                api_key=str(entry.get("apiKey") or ""),
-                base_url=str(entry.get("baseUrl") or ""),
-            )
-        )
-    return chain
-
-
-def config_secrets(config: dict[str, Any] | None = None) -> list[str]:
-    """Every secret value in the configuration (for literal redaction)."""
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                if _SECRET_KEY.match(str(k)) and isinstance(v, str) and v:
-                    found.append(v)
-                else:
-                    walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
-    walk(config_load() if config is None else config)
-    return found
+    return config_change({top: section})
 
 
 def config_get() -> dict[str, Any]:
     """GET /v1/config: the masked configuration and what this installation can do."""
     from django.db import connection
-
-    from graph.embedding.config import load_config
 
     config = config_load()
     chain = llm_chain(config)
@@ -371,11 +255,9 @@ def config_get() -> dict[str, Any]:
         "llm": {"provider": chain[0].provider, "model": chain[0].model} if chain else None,
         "searchLevel": 2 if chain else (1 if embeddings not in ("none",) else 0),
     }
-    return {"config": config_masked(config), "capabilities": capabilities}
+    return {"config": mask_secret_fields(config), "capabilities": capabilities}
 
 
 def config_test(payload: object) -> dict[str, Any]:
     """POST /v1/config/test: probe a provider's model list (nothing is written)."""
-    from proposals.llm.probe import probe
-
     return probe(payload, config_load())

@@ -23,14 +23,14 @@ from django.db.models import Q
 from graph.indexing import vectors
 from graph.models import Entity, EntityVector, Relation, Status
 from proposals import prompts
-from proposals.dreamer import (
+from proposals.dream_common import (
     Budget,
     configured_language,
     load_memories,
     projects_of,
     require_llm,
 )
-from proposals.llm import LLMRequest, LLMUnavailable
+from proposals.llm.types import LLMRequest, LLMUnavailable
 from proposals.models import JudgedPair, Proposal, ProposalKind, ProposalStatus
 from proposals.schemas import DEFAULT_MAX_PAIRS
 from proposals.services import proposal_stage

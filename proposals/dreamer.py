@@ -20,7 +20,7 @@ counts against max_llm_calls; with `validate` a second call checks the digest (p
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,14 +28,21 @@ from typing import Any
 import numpy as np
 from django.utils import timezone
 
-from graph.errors import LLMNotConfigured
 from graph.indexing import vectors
-from graph.models import Entity, EntityVector, Observation, Status, Tag
+from graph.models import Entity, EntityVector, Status
 from graph.ops.pin import is_pinned
 from graph.project_tags import PROJECT_TAG_PREFIX
 from proposals import prompts
-from proposals.config import config_load, llm_chain
-from proposals.llm import LLMRequest, LLMResult, LLMUnavailable, complete
+from proposals.dream_common import (
+    DIGEST_TYPE,
+    Budget,
+    configured_language,
+    load_memories,
+    normalise_project,
+    projects_of,
+    require_llm,
+)
+from proposals.llm.types import LLMRequest, LLMUnavailable
 from proposals.models import ProposalKind
 from proposals.services import pending_for_sources, proposal_stage
 from proposals.validator import validate_digest
@@ -58,63 +65,9 @@ MIN_CLUSTER = 5
 # around 0.5–0.7 on MiniLM; unrelated ones below 0.3.
 SEMANTIC_LINK = 0.5
 MAX_CLUSTER = 40  # memories shown to the model at once
-DIGEST_TYPE = "digest"
-NO_PROJECT = ""
 
 
-# --- shared by the dream flows ------------------------------------------------------------
-
-
-def configured_language() -> str | None:
-    """The `language` setting (unset: None, which means English)."""
-    value = config_load().get("language")
-    return value.strip()[:60] if isinstance(value, str) and value.strip() else None
-
-
-def require_llm() -> None:
-    """Refuse up front (`llm.not-configured`) a run that would need an LLM and has none."""
-    if not llm_chain():
-        raise LLMNotConfigured(
-            "No LLM provider is configured: the dream flows need one. Set it with "
-            '`memesh config set llm \'{"provider": "anthropic", "apiKey": "..."}\'` '
-            "or POST /v1/config, or use a dry run."
-        )
-
-
-def normalise_project(project: str | None) -> str | None:
-    if project is None:
-        return None
-    return project.strip().removeprefix(PROJECT_TAG_PREFIX).strip()
-
-
-def projects_of(entity_ids: Sequence[int]) -> dict[int, str]:
-    """Each entity's project (its first `project:` tag), NO_PROJECT when it has none."""
-    out: dict[int, str] = {}
-    rows = Tag.objects.filter(entity_id__in=entity_ids, name__startswith=PROJECT_TAG_PREFIX)
-    for entity_id, name in rows.order_by("id").values_list("entity_id", "name"):
-        out.setdefault(entity_id, name.removeprefix(PROJECT_TAG_PREFIX))
-    return {i: out.get(i, NO_PROJECT) for i in entity_ids}
-
-
-def load_memories(entities: Iterable[Entity]) -> list[prompts.Memory]:
-    entities = list(entities)
-    texts: dict[int, list[str]] = {}
-    for entity_id, text in (
-        Observation.objects.filter(entity_id__in=[e.pk for e in entities])
-        .order_by("id")
-        .values_list("entity_id", "text")
-    ):
-        texts.setdefault(entity_id, []).append(text)
-    return [
-        prompts.Memory(
-            id=e.pk,
-            name=e.name,
-            type=e.type,
-            observations=texts.get(e.pk, []),
-            created=e.created_at.date().isoformat(),
-        )
-        for e in entities
-    ]
+# --- reading the candidates ----------------------------------------------------------------
 
 
 def live_vectors(entity_ids: Sequence[int]) -> dict[int, np.ndarray] | None:
@@ -125,22 +78,6 @@ def live_vectors(entity_ids: Sequence[int]) -> dict[int, np.ndarray] | None:
     if gen is None:
         return None
     return EntityVector.objects.floats(gen.generation, list(entity_ids))
-
-
-class Budget:
-    """LLM calls a run may still make."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.used = 0
-
-    def left(self) -> int:
-        return self.limit - self.used
-
-    def call(self, request: LLMRequest) -> LLMResult:
-        """One counted call (a failed call costs too: the provider was asked)."""
-        self.used += 1
-        return complete(request)
 
 
 # --- clustering -------------------------------------------------------------------------------

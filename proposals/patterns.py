@@ -18,7 +18,7 @@ from django.utils import timezone
 from graph.models import Entity, Status
 from graph.project_tags import PROJECT_TAG_PREFIX
 from proposals import prompts
-from proposals.dreamer import (
+from proposals.dream_common import (
     DIGEST_TYPE,
     Budget,
     configured_language,
@@ -27,7 +27,7 @@ from proposals.dreamer import (
     projects_of,
     require_llm,
 )
-from proposals.llm import LLMRequest, LLMUnavailable
+from proposals.llm.types import LLMRequest, LLMUnavailable
 from proposals.models import ProposalKind
 from proposals.services import proposal_stage
 

@@ -370,23 +370,6 @@ _APPLY: dict[ProposalKind, Callable[[Proposal], dict[str, Any]]] = {
 # --- task runs --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class QueuedTask:
-    task_id: str
-
-
-def task_run_enqueue(*, kind: str, params: dict[str, Any]) -> QueuedTask:
-    """Record a queued TaskRun and send its task to the worker once the record commits."""
-    from proposals.tasks import TASKS_BY_KIND
-
-    task = TASKS_BY_KIND[kind]
-    with transaction.atomic():
-        run = TaskRun.objects.create(kind=kind, params=params)
-        run_id = str(run.pk)
-        transaction.on_commit(lambda: task.delay(run_id))
-    return QueuedTask(task_id=run_id)
-
-
 def task_run_execute(task_id: str, body: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
     """Run a queued task's body, recording running -> succeeded | failed on its TaskRun.
 

@@ -1,17 +1,24 @@
 """Celery tasks recorded as TaskRuns: thin transports that take a TaskRun id, run the same
 function as the synchronous CLI twin (`memesh dream run|patterns|conflicts`, `memesh reindex`),
 and record the outcome on the TaskRun (GET /v1/tasks/<id> reads it; memesh keeps no result
-backend). Embedding backfill is graph.tasks.embed_pending_task (`memesh embed`)."""
+backend). Embedding backfill is graph.tasks.embed_pending_task (`memesh embed`).
+
+Enqueueing lives here too (`task_run_enqueue`, `config_saved`): services never enqueue, and
+this module imports Celery, so transports import it where they queue, not at module load."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from celery import Task
+from django.db import transaction
 
 from graph.indexing import reindex
 from memesh_site.celery import app
 from proposals import conflicts, dreamer, patterns
+from proposals.config import ConfigChange
+from proposals.models import TaskRun
 from proposals.services import task_run_execute
 
 KIND_RUN = "dream_run"
@@ -66,3 +73,31 @@ TASKS_BY_KIND: dict[str, Task] = {
     KIND_CONFLICTS: dream_conflicts_task,
     KIND_REINDEX: reindex_task,
 }
+
+
+@dataclass(frozen=True)
+class QueuedTask:
+    task_id: str
+
+
+def task_run_enqueue(*, kind: str, params: dict[str, Any]) -> QueuedTask:
+    """Record a queued TaskRun and send its task to the worker once the record commits."""
+    task = TASKS_BY_KIND[kind]
+    with transaction.atomic():
+        run = TaskRun.objects.create(kind=kind, params=params)
+        run_id = str(run.pk)
+        transaction.on_commit(lambda: task.delay(run_id))
+    return QueuedTask(task_id=run_id)
+
+
+def config_saved(change: ConfigChange) -> dict[str, Any]:
+    """After POST /v1/config or `memesh config set|unset`: the masked configuration, with
+    `reindexTaskId` when the embedder changed. Vectors of another embedder are never searched,
+    so they are rebuilt in the background (`memesh reindex` is the synchronous twin;
+    GET /v1/tasks/<id> reports on this one)."""
+    if not change.embedder_changed:
+        return change.config
+    return {
+        **change.config,
+        "reindexTaskId": task_run_enqueue(kind=KIND_REINDEX, params={}).task_id,
+    }

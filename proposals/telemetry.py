@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from graph.errors import InvalidParameter
-from proposals.llm.redact import redact_message
+from memesh_site.redact import redact_message
 from proposals.models import LLMAttempt
 
 DEFAULT_WINDOW_DAYS = 30

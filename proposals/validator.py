@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from proposals import prompts
-from proposals.llm import LLMRequest, LLMResult, LLMUnavailable
+from proposals.llm.types import LLMRequest, LLMResult, LLMUnavailable
 
 UNAVAILABLE = prompts.Validation(verdict="unavailable", warnings=[])
 

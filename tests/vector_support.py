@@ -1,7 +1,8 @@
 """Helpers for tests that turn embeddings on: choosing the embedder, reading the vector index.
 
-The suite runs with MEMESH_EMBEDDER=none; a test picks its embedder through the same
-environment variables a user sets (graph/embedding/config.py reads them on every call).
+The suite runs with MEMESH_EMBEDDER=none; a test picks its embedder through the settings the
+same environment variables a user sets become (graph/embedding/config.py reads them on every
+call).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from graph.indexing import vectors
@@ -27,12 +29,16 @@ def use_embedder(monkeypatch: pytest.MonkeyPatch, provider: str, **env: str) -> 
     The query cache is per process and keyed by embedder identity, so a vector cached by an
     earlier test under the same identity would otherwise answer for this one.
     """
-    for name in ("MODEL", "BASE_URL", "API_KEY", "DIMENSIONS", "TIMEOUT"):
-        monkeypatch.delenv(f"MEMESH_EMBEDDER_{name}", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.setenv("MEMESH_EMBEDDER", provider)
+    unset: dict[str, str | None] = {"MODEL": "", "BASE_URL": "", "API_KEY": ""}
+    unset.update(DIMENSIONS=None, TIMEOUT=None)
+    for name, value in unset.items():
+        monkeypatch.setattr(settings, f"MEMESH_EMBEDDER_{name}", value)
+    monkeypatch.setattr(settings, "OPENAI_API_KEY", "")
+    monkeypatch.setattr(settings, "MEMESH_EMBEDDER", provider)
     for key, value in env.items():
-        monkeypatch.setenv(f"MEMESH_EMBEDDER_{key.upper()}", value)
+        name = key.upper()
+        typed = {"DIMENSIONS": int, "TIMEOUT": float}.get(name, str)(value)
+        monkeypatch.setattr(settings, f"MEMESH_EMBEDDER_{name}", typed)
     vectors._query_cache.clear()
 
 

@@ -1,4 +1,6 @@
-"""Which embedder memesh uses: the `embedder` key of MEMESH_HOME/config.json, overridden by env.
+"""Which embedder memesh uses: the `embedder` section of MEMESH_HOME/config.json (owned and
+validated here, stored through memesh_site/config_store.py), overridden by these settings
+(environment variables read in memesh_site/settings.py):
 
     MEMESH_EMBEDDER            local (default) | ollama | openai | none
     MEMESH_EMBEDDER_MODEL      provider's model (defaults per provider)
@@ -14,66 +16,80 @@ the test suite only: it has no notion of meaning.
 
 from __future__ import annotations
 
-import json
-import os
-from typing import Any
+from typing import Any, Literal, get_args
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graph.embedding.base import EmbedderConfig
-from memesh_site import paths
+from memesh_site import config_store
 
-PROVIDERS = ("local", "ollama", "openai", "none", "deterministic")
+# The providers a user configures; `deterministic` is for the test suite only (environment).
+ConfiguredProvider = Literal["local", "ollama", "openai", "none"]
+PROVIDERS = (*get_args(ConfiguredProvider), "deterministic")
 DEFAULT_PROVIDER = "local"
-CONFIG_FILENAME = "config.json"
+SECTION = "embedder"
+
+
+class EmbedderSettings(BaseModel):
+    """The `embedder` section of config.json in its object form."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: ConfiguredProvider
+    model: str | None = Field(None, max_length=200)
+    baseUrl: str | None = Field(None, max_length=500, pattern=config_store.URL_PATTERN)
+    apiKey: str | None = Field(None, max_length=500, pattern=config_store.API_KEY_PATTERN)
+    dimensions: int | None = Field(None, ge=1, le=8192)
+    timeout: float | None = Field(None, gt=0, le=600)
+
+    _mask = field_validator("apiKey")(config_store.refuse_mask)
+
+
+# What a write of the section accepts: a provider name, or the object.
+EmbedderSection = ConfiguredProvider | EmbedderSettings
 
 
 def _file_section() -> dict[str, Any]:
-    path = paths.memesh_home() / CONFIG_FILENAME
     try:
-        raw = json.loads(path.read_text())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise ImproperlyConfigured(f"{path} is not readable JSON: {exc}") from None
-    section = raw.get("embedder") if isinstance(raw, dict) else None
+        raw = config_store.load()
+    except config_store.ConfigUnreadable as exc:
+        raise ImproperlyConfigured(str(exc)) from None
+    section = raw.get(SECTION)
     if section is None:
         return {}
     if isinstance(section, str):
         return {"provider": section}
     if not isinstance(section, dict):
+        path = config_store.config_path()
         raise ImproperlyConfigured(f'{path}: "embedder" must be a provider name or an object')
     return section
 
 
-def _env(name: str) -> str | None:
-    value = os.environ.get(name, "").strip()
-    return value or None
+def _overrides() -> tuple[str, str, str, str, str, int | None, float | None]:
+    return (
+        settings.MEMESH_EMBEDDER,
+        settings.MEMESH_EMBEDDER_MODEL,
+        settings.MEMESH_EMBEDDER_BASE_URL,
+        settings.MEMESH_EMBEDDER_API_KEY,
+        settings.OPENAI_API_KEY,
+        settings.MEMESH_EMBEDDER_DIMENSIONS,
+        settings.MEMESH_EMBEDDER_TIMEOUT,
+    )
 
 
-_ENV_NAMES = (
-    "MEMESH_EMBEDDER",
-    "MEMESH_EMBEDDER_MODEL",
-    "MEMESH_EMBEDDER_BASE_URL",
-    "MEMESH_EMBEDDER_API_KEY",
-    "MEMESH_EMBEDDER_DIMENSIONS",
-    "MEMESH_EMBEDDER_TIMEOUT",
-    "OPENAI_API_KEY",
-    "MEMESH_HOME",
-)
 _cache: tuple[tuple[object, ...], EmbedderConfig] | None = None
 
 
 def load_config() -> EmbedderConfig:
-    """The configuration now. Every recall and every write asks, so the answer is cached
-    until the environment or config.json (by modification time) changes."""
+    """The configuration now. Every recall and every write asks, and config.json may change
+    under a running process (`memesh config set embedder …` in another process, POST
+    /v1/config in the server), so the answer is cached until the file's modification time
+    changes. The settings are part of the key too: constant in a process, but the test suite
+    overrides them per test."""
     global _cache
-    path = paths.memesh_home() / CONFIG_FILENAME
-    try:
-        stamp: object = path.stat().st_mtime_ns
-    except OSError:
-        stamp = None
-    key = (*(os.environ.get(name) for name in _ENV_NAMES), stamp)
+    key = (*_overrides(), str(config_store.config_path()), config_store.stamp())
     if _cache is not None and _cache[0] == key:
         return _cache[1]
     config = _read_config()
@@ -83,16 +99,17 @@ def load_config() -> EmbedderConfig:
 
 def _read_config() -> EmbedderConfig:
     section = _file_section()
-    provider = (_env("MEMESH_EMBEDDER") or section.get("provider") or DEFAULT_PROVIDER).lower()
+    provider = (settings.MEMESH_EMBEDDER or section.get("provider") or DEFAULT_PROVIDER).lower()
     if provider not in PROVIDERS:
         raise ImproperlyConfigured(
             f"embedder provider {provider!r} is unknown (choose one of {', '.join(PROVIDERS)})"
         )
-    api_key = _env("MEMESH_EMBEDDER_API_KEY") or section.get("apiKey") or ""
+    api_key = settings.MEMESH_EMBEDDER_API_KEY or section.get("apiKey") or ""
     if provider == "openai" and not api_key:
-        api_key = _env("OPENAI_API_KEY") or ""
-    raw_dims = _env("MEMESH_EMBEDDER_DIMENSIONS") or section.get("dimensions")
-    raw_timeout = _env("MEMESH_EMBEDDER_TIMEOUT") or section.get("timeout") or 30
+        api_key = settings.OPENAI_API_KEY
+    env_dims, env_timeout = settings.MEMESH_EMBEDDER_DIMENSIONS, settings.MEMESH_EMBEDDER_TIMEOUT
+    raw_dims = env_dims if env_dims is not None else section.get("dimensions")
+    raw_timeout = env_timeout if env_timeout is not None else (section.get("timeout") or 30)
     try:
         dimensions = int(raw_dims) if raw_dims not in (None, "") else None
         timeout = float(raw_timeout)
@@ -102,8 +119,8 @@ def _read_config() -> EmbedderConfig:
         raise ImproperlyConfigured(f"embedder dimensions {dimensions} is outside 1–8192")
     return EmbedderConfig(
         provider=provider,
-        model=_env("MEMESH_EMBEDDER_MODEL") or section.get("model") or "",
-        base_url=(_env("MEMESH_EMBEDDER_BASE_URL") or section.get("baseUrl") or "").rstrip("/"),
+        model=settings.MEMESH_EMBEDDER_MODEL or section.get("model") or "",
+        base_url=(settings.MEMESH_EMBEDDER_BASE_URL or section.get("baseUrl") or "").rstrip("/"),
         api_key=api_key,
         dimensions=dimensions,
         timeout=timeout,

@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
 from graph.embedding.base import Embedder, EmbedderError, normalise_rows
 
@@ -34,7 +35,7 @@ class LocalMiniLM(Embedder):
     model = "all-MiniLM-L6-v2-int8"
 
     def __init__(self, threads: int | None = None) -> None:
-        self._threads = threads or int(os.environ.get("MEMESH_EMBEDDER_THREADS", "0") or 0)
+        self._threads = threads or settings.MEMESH_EMBEDDER_THREADS
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None

@@ -8,7 +8,6 @@ immediate stop for configuration (401/403/404, other 4xx). Every failure becomes
 from __future__ import annotations
 
 import email.utils
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,6 +17,8 @@ from typing import Any
 import httpx
 import numpy as np
 
+from memesh_site.redact import redact_text
+
 from .base import Embedder, EmbedderConfig, EmbedderError, normalise_rows
 
 ATTEMPTS = 3
@@ -25,7 +26,8 @@ BACKOFF = (0.5, 1.0)  # waits before the 2nd and 3rd attempts when the server na
 MAX_RETRY_AFTER = 60.0
 BODY_SNIPPET = 200
 
-_BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
+# The mark left where a secret was (memesh_site/redact.py masks; embedder errors say so in words).
+REDACTED = "[redacted]"
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -239,9 +241,7 @@ class _RemoteEmbedder(Embedder):
 
     def _redact(self, text: str) -> str:
         """Servers echo what they were sent; the key must never reach a log or a report."""
-        if self._api_key:
-            text = text.replace(self._api_key, "[redacted]")
-        return _BEARER.sub(r"\1[redacted]", text)
+        return redact_text(text, [self._api_key] if self._api_key else [], mask=REDACTED)
 
     def _snippet(self, body: str) -> str:
         # Redact before truncating, so a cut can never leave a prefix of the key behind.

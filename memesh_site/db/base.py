@@ -9,12 +9,12 @@ from __future__ import annotations
 import datetime
 import decimal
 import logging
-import os
 from collections.abc import Iterable, Mapping
 from itertools import tee
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db.backends.sqlite3 import base as sqlite_base
 from django.db.backends.sqlite3._functions import register as register_functions
 
@@ -77,7 +77,7 @@ def load_sqlite_vec(conn: Any) -> str | None:
     try:
         conn.enable_load_extension(True)
         try:
-            override = os.environ.get("MEMESH_SQLITE_VEC_PATH", "").strip()
+            override = settings.MEMESH_SQLITE_VEC_PATH
             if override:
                 conn.load_extension(override)
             else:

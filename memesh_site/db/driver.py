@@ -2,17 +2,19 @@
 
 The stdlib `sqlite3` on many Pythons is built without extension loading, so it cannot load
 sqlite-vec. Both drivers bundle a modern SQLite with FTS5. MEMESH_SQLITE_DRIVER=sqlean forces
-the fallback.
+the fallback. Django imports this backend only after settings are configured (settings.py does
+not import it), so the choice is read from settings like every other variable.
 """
 
 from __future__ import annotations
 
-import os
 from types import ModuleType
+
+from django.conf import settings
 
 
 def load_driver() -> ModuleType:
-    if os.environ.get("MEMESH_SQLITE_DRIVER", "").strip() == "sqlean":
+    if settings.MEMESH_SQLITE_DRIVER == "sqlean":
         from sqlean import dbapi2 as sqlean_dbapi
 
         return sqlean_dbapi

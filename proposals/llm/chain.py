@@ -1,4 +1,4 @@
-"""The fallback chain behind `proposals.llm.complete`: the primary `llm`, then `llmFallbacks`
+"""`complete`: the fallback chain: the primary `llm`, then `llmFallbacks`
 in order, one telemetry row per attempt.
 
 What moves the chain on and what stops it: a 400 means the request itself is wrong — every
@@ -13,11 +13,14 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from typing import Any
 
-from graph.errors import LLMNotConfigured
-from proposals.config import config_load, config_secrets, llm_chain
-from proposals.llm import LLMRequest, LLMResult, LLMUnavailable, providers
-from proposals.llm.redact import redact_message
+from graph.errors import LLMNotConfigured, OperationFailed
+from memesh_site import config_store
+from memesh_site.redact import redact_message, secret_values
+from proposals.llm import providers
+from proposals.llm.providers import DEFAULT_MODELS, ProviderSpec
+from proposals.llm.types import LLMRequest, LLMResult, LLMUnavailable
 from proposals.telemetry import attempt_record
 
 logger = logging.getLogger(__name__)
@@ -25,15 +28,38 @@ logger = logging.getLogger(__name__)
 STOP_CLASSES = frozenset({"bad_request"})
 
 
+def llm_chain(config: dict[str, Any]) -> list[ProviderSpec]:
+    """The providers to try, in order: the primary `llm`, then `llmFallbacks` (sections of
+    config.json that proposals/config.py validates)."""
+    entries = [config.get("llm"), *(config.get("llmFallbacks") or [])]
+    chain: list[ProviderSpec] = []
+    for entry in entries:
+        if not isinstance(entry, dict) or entry.get("provider") not in DEFAULT_MODELS:
+            continue
+        provider = str(entry["provider"])
+        chain.append(
+            ProviderSpec(
+                provider=provider,
+                model=str(entry.get("model") or DEFAULT_MODELS[provider]),
+                api_key=str(entry.get("apiKey") or ""),
+                base_url=str(entry.get("baseUrl") or ""),
+            )
+        )
+    return chain
+
+
 def complete(request: LLMRequest) -> LLMResult:
-    config = config_load()
+    try:
+        config = config_store.load()
+    except config_store.ConfigUnreadable as exc:
+        raise OperationFailed(exc.summary) from None
     chain = llm_chain(config)
     if not chain:
         raise LLMNotConfigured(
             "No LLM provider is configured: set one with `memesh config set llm "
             '\'{"provider": "anthropic", "apiKey": "..."}\'` or POST /v1/config'
         )
-    secrets = config_secrets(config)
+    secrets = secret_values(config)
     call_id = uuid.uuid4()
     last_class, last_message = "unknown", ""
     for index, spec in enumerate(chain):

@@ -14,16 +14,16 @@ is configured server-side with OLLAMA_HOST).
 from __future__ import annotations
 
 import ipaddress
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graph.errors import InvalidInput
 from graph.ops.operation import describe_validation_error
-from proposals.config import API_KEY_PATTERN
-from proposals.llm.providers import ProviderError, list_models, timeout_seconds
-from proposals.llm.redact import redact_message
+from memesh_site.config_store import API_KEY_PATTERN
+from memesh_site.redact import redact_message
+from proposals.llm.providers import Provider, ProviderError, list_models, timeout_seconds
 
 PROBE_TIMEOUT_CAP_SECONDS = 15.0
 SMALL_TIER_HINTS = ("mini", "nano", "haiku", "flash", "lite", "small", "8b", "7b", "3b")
@@ -32,7 +32,7 @@ SMALL_TIER_HINTS = ("mini", "nano", "haiku", "flash", "lite", "small", "8b", "7b
 class ConfigTestInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    provider: Literal["anthropic", "openai", "ollama"] = Field(description="Provider to probe.")
+    provider: Provider = Field(description="Provider to probe.")
     apiKey: str | None = Field(
         None,
         max_length=500,

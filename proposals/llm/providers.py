@@ -13,16 +13,17 @@ every other class moves on to the next provider.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 import httpx
+from django.conf import settings
 
-from proposals.llm import LLMRequest
+from proposals.llm.types import LLMRequest
 
-PROVIDERS = ("anthropic", "openai", "ollama")
+Provider = Literal["anthropic", "openai", "ollama"]
+PROVIDERS: tuple[str, ...] = get_args(Provider)
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MODELS = {
     "anthropic": "claude-haiku-4-5",
@@ -58,11 +59,7 @@ class ProviderError(Exception):
 
 def timeout_seconds() -> float:
     """MEMESH_LLM_TIMEOUT_SECONDS (default 60): the read timeout of one attempt."""
-    raw = os.environ.get("MEMESH_LLM_TIMEOUT_SECONDS", "").strip()
-    try:
-        value = float(raw) if raw else DEFAULT_TIMEOUT_SECONDS
-    except ValueError:
-        value = DEFAULT_TIMEOUT_SECONDS
+    value = float(settings.MEMESH_LLM_TIMEOUT_SECONDS)
     return value if value > 0 else DEFAULT_TIMEOUT_SECONDS
 
 
@@ -73,10 +70,13 @@ def _timeout(seconds: float) -> httpx.Timeout:
 def default_base_url(provider: str) -> str:
     """The provider's own endpoint; MEMESH_<PROVIDER>_BASE_URL (or OLLAMA_HOST) overrides."""
     if provider == "ollama":
-        return (os.environ.get("OLLAMA_HOST", "").strip() or "http://localhost:11434").rstrip("/")
-    env = os.environ.get(f"MEMESH_{provider.upper()}_BASE_URL", "").strip()
-    if env:
-        return env.rstrip("/")
+        return (settings.OLLAMA_HOST or "http://localhost:11434").rstrip("/")
+    override = {
+        "anthropic": settings.MEMESH_ANTHROPIC_BASE_URL,
+        "openai": settings.MEMESH_OPENAI_BASE_URL,
+    }.get(provider, "")
+    if override:
+        return override.rstrip("/")
     return "https://api.anthropic.com" if provider == "anthropic" else "https://api.openai.com"
 
 

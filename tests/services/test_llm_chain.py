@@ -7,11 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from graph.errors import LLMNotConfigured
 from proposals.config import config_update
-from proposals.llm import LLMRequest, LLMUnavailable, complete
+from proposals.llm.chain import complete
+from proposals.llm.types import LLMRequest, LLMUnavailable
 from proposals.models import LLMAttempt
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 
@@ -24,8 +26,8 @@ REQUEST = LLMRequest(flow="dreamer", system="sys", prompt="hello", project="myap
 
 @pytest.fixture(autouse=True)
 def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MEMESH_HOME", str(tmp_path))
-    monkeypatch.setenv("MEMESH_LLM_TIMEOUT_SECONDS", "0.5")
+    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
+    monkeypatch.setattr(settings, "MEMESH_LLM_TIMEOUT_SECONDS", 0.5)
 
 
 @pytest.fixture

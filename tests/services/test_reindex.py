@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import connection
 
@@ -61,10 +62,10 @@ def embedding_server(embedding_server: FakeEmbeddingServer) -> FakeEmbeddingServ
 
 
 def use_deterministic(mp: pytest.MonkeyPatch, width: int = WIDTH) -> None:
-    mp.setenv("MEMESH_EMBEDDER", "deterministic")
-    mp.setenv("MEMESH_EMBEDDER_DIMENSIONS", str(width))
+    mp.setattr(settings, "MEMESH_EMBEDDER", "deterministic")
+    mp.setattr(settings, "MEMESH_EMBEDDER_DIMENSIONS", width)
     for name in ("MEMESH_EMBEDDER_BASE_URL", "MEMESH_EMBEDDER_MODEL", "MEMESH_EMBEDDER_API_KEY"):
-        mp.delenv(name, raising=False)
+        mp.setattr(settings, name, "")
 
 
 def use_openai(
@@ -74,15 +75,12 @@ def use_openai(
     model: str = FAKE_MODEL,
     width: int | None = None,
 ) -> None:
-    mp.setenv("MEMESH_EMBEDDER", "openai")
-    mp.setenv("MEMESH_EMBEDDER_BASE_URL", server.base_url_openai)
-    mp.setenv("MEMESH_EMBEDDER_API_KEY", "k")
-    mp.setenv("MEMESH_EMBEDDER_MODEL", model)
-    mp.setenv("MEMESH_EMBEDDER_TIMEOUT", "5")
-    if width is None:
-        mp.delenv("MEMESH_EMBEDDER_DIMENSIONS", raising=False)
-    else:
-        mp.setenv("MEMESH_EMBEDDER_DIMENSIONS", str(width))
+    mp.setattr(settings, "MEMESH_EMBEDDER", "openai")
+    mp.setattr(settings, "MEMESH_EMBEDDER_BASE_URL", server.base_url_openai)
+    mp.setattr(settings, "MEMESH_EMBEDDER_API_KEY", "k")
+    mp.setattr(settings, "MEMESH_EMBEDDER_MODEL", model)
+    mp.setattr(settings, "MEMESH_EMBEDDER_TIMEOUT", 5.0)
+    mp.setattr(settings, "MEMESH_EMBEDDER_DIMENSIONS", width)
 
 
 def seed(count: int, prefix: str = "m", **fields: Any) -> list[str]:
@@ -671,7 +669,9 @@ def test_fts_rebuilds_the_keyword_index(monkeypatch: pytest.MonkeyPatch) -> None
     # Lose the keyword index, as a downgrade can leave it.
     with connection.cursor() as cur:
         cur.execute("DELETE FROM graph_entity_fts")
-    monkeypatch.setenv("MEMESH_EMBEDDER", "none")  # keyword-only recall: only FTS can find it
+    monkeypatch.setattr(
+        settings, "MEMESH_EMBEDDER", "none"
+    )  # keyword-only recall: only FTS can find it
     assert recall("mtok3")["entities"] == []
 
     code, out = run_cli("--fts", "--json")

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from graph.embedding.config import load_config
 from proposals.config import config_load, config_update
@@ -23,8 +24,8 @@ OTHER = "sk-other-abcdefghijkl"
 
 @pytest.fixture(autouse=True)
 def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MEMESH_HOME", str(tmp_path))
-    monkeypatch.setenv("MEMESH_LLM_TIMEOUT_SECONDS", "2")
+    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
+    monkeypatch.setattr(settings, "MEMESH_LLM_TIMEOUT_SECONDS", 2.0)
     return tmp_path
 
 
@@ -142,7 +143,7 @@ def test_keep_key_from_keeps_stored_keys_by_original_index_with_a_provider_guard
 
 
 def test_a_write_is_seen_by_the_embedder_configuration(client, monkeypatch) -> None:
-    monkeypatch.delenv("MEMESH_EMBEDDER", raising=False)  # the test run's override
+    monkeypatch.setattr(settings, "MEMESH_EMBEDDER", "")  # the test run's override
     for provider in ("ollama", "local", "openai", "none", "local"):
         assert_ok(post_json(client, "config", {"embedder": provider}))
         assert load_config().provider == provider
@@ -153,7 +154,7 @@ def test_an_embedder_change_queues_a_reindex_task(
 ) -> None:
     """Vectors of another embedder are never searched: a change queues their rebuild (eager
     in tests, so it has run by the time the answer arrives)."""
-    monkeypatch.delenv("MEMESH_EMBEDDER", raising=False)
+    monkeypatch.setattr(settings, "MEMESH_EMBEDDER", "")
     remember("reindexed-note", "a memory to embed again")
     with django_capture_on_commit_callbacks(execute=True):
         first = assert_ok(post_json(client, "config", {"embedder": "local"}))
@@ -173,7 +174,7 @@ def test_an_embedder_change_queues_a_reindex_task(
 def test_probe_lists_models_and_suggests_a_small_one(client, monkeypatch, kind) -> None:
     models = ["big-model", "x-haiku-old", "x-mini-new", "other"]
     with FakeLLMServer(kind, api_key=KEY, models=models) as server:
-        monkeypatch.setenv(f"MEMESH_{kind.upper()}_BASE_URL", server.url)
+        monkeypatch.setattr(settings, f"MEMESH_{kind.upper()}_BASE_URL", server.url)
         got = assert_ok(post_json(client, "config/test", {"provider": kind, "apiKey": KEY}))
 
     assert got["valid"] is True
@@ -190,11 +191,11 @@ def test_probe_refuses_a_key_that_cannot_travel_in_a_header(client) -> None:
 
 def test_probe_codes_auth_and_http_status(client, monkeypatch) -> None:
     with FakeLLMServer("openai", api_key=KEY) as server:
-        monkeypatch.setenv("MEMESH_OPENAI_BASE_URL", server.url)
+        monkeypatch.setattr(settings, "MEMESH_OPENAI_BASE_URL", server.url)
         wrong = assert_ok(post_json(client, "config/test", {"provider": "openai", "apiKey": OTHER}))
         empty = assert_ok(post_json(client, "config/test", {"provider": "openai"}))
     with FakeLLMServer("anthropic", api_key=KEY) as server:
-        monkeypatch.setenv("MEMESH_ANTHROPIC_BASE_URL", server.url + "/nowhere")
+        monkeypatch.setattr(settings, "MEMESH_ANTHROPIC_BASE_URL", server.url + "/nowhere")
         missing = assert_ok(
             post_json(client, "config/test", {"provider": "anthropic", "apiKey": KEY})
         )

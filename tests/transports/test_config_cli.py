@@ -7,6 +7,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from proposals.config import config_load
@@ -19,7 +20,7 @@ KEY = "sk-cli-secret-0123456789"
 
 @pytest.fixture(autouse=True)
 def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MEMESH_HOME", str(tmp_path))
+    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
     return tmp_path
 
 

@@ -216,3 +216,28 @@ def test_the_doctor_command_exits_1_when_the_embedder_is_unreachable(
 
     assert result.returncode == 1
     assert "embedder: ollama/nomic-embed-text does not work: network" in result.stdout
+
+
+@pytest.mark.django_db
+def test_the_cli_and_rest_doctor_mask_a_planted_key_the_same_way(client) -> None:
+    from graph.models import MetaEntry
+
+    home = str(Path.home())
+    planted = (
+        f"auth: Authorization: Bearer {KEY} token={KEY[3:]}; api_key='{KEY}' "
+        f"in {home}/.memesh/knowledge-graph.db"
+    )
+    MetaEntry.objects.create(
+        key=vectors.LAST_ERROR_KEY, value={"error": planted, "kind": "auth", "at": "now"}
+    )
+
+    _, cli = doctor("--no-probe")
+    rest = client.get("/v1/doctor").json()["data"]
+
+    assert check(cli, "last embedding error") == check(rest, "last embedding error")
+    shown = [[(c["name"], c["status"], c["detail"]) for c in r["checks"]] for r in (cli, rest)]
+    assert shown[0] == shown[1]
+    masked = check(cli, "last embedding error")["detail"]
+    assert KEY not in masked and KEY[3:] not in masked and home not in masked
+    assert masked.startswith("auth: Authorization: Bearer *** token=***")
+    assert "~/.memesh/knowledge-graph.db" in masked

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import schemathesis
+from django.conf import settings as django_settings
 from django.core.handlers.wsgi import WSGIHandler
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
@@ -196,10 +197,10 @@ def _some_memories() -> None:
 def _private_config(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """POST /v1/config writes MEMESH_HOME/config.json and /v1/config/test calls providers: the
     fuzzing gets its own home, and every provider URL points at a closed loopback port."""
-    monkeypatch.setenv("MEMESH_HOME", str(tmp_path))
+    monkeypatch.setattr(django_settings, "MEMESH_HOME", tmp_path)
     for name in ("MEMESH_OPENAI_BASE_URL", "MEMESH_ANTHROPIC_BASE_URL", "OLLAMA_HOST"):
-        monkeypatch.setenv(name, "http://127.0.0.1:9")
-    monkeypatch.setenv("MEMESH_LLM_TIMEOUT_SECONDS", "2")
+        monkeypatch.setattr(django_settings, name, "http://127.0.0.1:9")
+    monkeypatch.setattr(django_settings, "MEMESH_LLM_TIMEOUT_SECONDS", 2.0)
 
 
 @schema.parametrize()

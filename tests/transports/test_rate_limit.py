@@ -4,7 +4,11 @@ from a real server."""
 
 from __future__ import annotations
 
+import runpy
+
 import pytest
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 from memesh_site.rate_limit import (
     LIMIT_ENV,
@@ -12,6 +16,7 @@ from memesh_site.rate_limit import (
     RateLimiter,
     configured_limiter,
 )
+from tests.processes import ROOT
 
 
 def test_a_client_gets_its_burst_then_waits_for_the_refill():
@@ -24,21 +29,22 @@ def test_a_client_gets_its_burst_then_waits_for_the_refill():
 
 
 def test_only_a_remote_listener_is_limited_by_default(listener, monkeypatch):
-    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    monkeypatch.setattr(settings, LIMIT_ENV, None)
     listener.remote = False
     assert configured_limiter(workers=1) is None
     listener.remote = True
     limiter = configured_limiter(workers=2)
     assert limiter is not None
     assert limiter.rate == pytest.approx(REMOTE_DEFAULT_PER_MINUTE / 60 / 2)  # a process's share
-    monkeypatch.setenv(LIMIT_ENV, "0")
+    monkeypatch.setattr(settings, LIMIT_ENV, 0.0)
     assert configured_limiter(workers=1) is None
     listener.remote = False
-    monkeypatch.setenv(LIMIT_ENV, "120")
+    monkeypatch.setattr(settings, LIMIT_ENV, 120.0)
     assert configured_limiter(workers=1).rate == pytest.approx(2.0)
 
 
 def test_a_limit_that_is_not_a_number_is_refused_clearly(listener, monkeypatch):
+    # Read once, in settings: a bad value stops the process as its settings load.
     monkeypatch.setenv(LIMIT_ENV, "lots")
-    with pytest.raises(ValueError, match="MEMESH_RATE_LIMIT_PER_MINUTE must be a number"):
-        configured_limiter(workers=1)
+    with pytest.raises(ImproperlyConfigured, match="MEMESH_RATE_LIMIT_PER_MINUTE must be a number"):
+        runpy.run_path(str(ROOT / "memesh_site" / "settings.py"))

@@ -13,6 +13,7 @@ import stat
 from typing import Any
 
 import pytest
+from django.conf import settings
 
 from memesh_site import remote_auth
 
@@ -241,8 +242,8 @@ def test_is_loopback(host, loopback):
 
 
 def test_a_missing_token_file_is_created_0600_with_a_fresh_token(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMESH_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("MEMESH_REMOTE_TOKEN", raising=False)
+    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path / "home")
+    monkeypatch.setattr(settings, "MEMESH_REMOTE_TOKEN", "")
 
     first = remote_auth.provision_token()
     again = remote_auth.provision_token()
@@ -256,8 +257,8 @@ def test_a_missing_token_file_is_created_0600_with_a_fresh_token(tmp_path, monke
 
 
 def test_deleting_the_token_file_rotates_the_token(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMESH_HOME", str(tmp_path))
-    monkeypatch.delenv("MEMESH_REMOTE_TOKEN", raising=False)
+    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
+    monkeypatch.setattr(settings, "MEMESH_REMOTE_TOKEN", "")
     first = remote_auth.provision_token()
 
     (tmp_path / "remote-token").unlink()
@@ -266,8 +267,8 @@ def test_deleting_the_token_file_rotates_the_token(tmp_path, monkeypatch):
 
 
 def test_an_existing_token_file_is_kept_and_tightened_to_0600(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMESH_HOME", str(tmp_path))
-    monkeypatch.delenv("MEMESH_REMOTE_TOKEN", raising=False)
+    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
+    monkeypatch.setattr(settings, "MEMESH_REMOTE_TOKEN", "")
     path = tmp_path / "remote-token"
     path.write_text("mine\n")
     path.chmod(0o644)
@@ -277,8 +278,8 @@ def test_an_existing_token_file_is_kept_and_tightened_to_0600(tmp_path, monkeypa
 
 
 def test_memesh_remote_token_wins_and_creates_no_file(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMESH_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("MEMESH_REMOTE_TOKEN", "  from-env  ")
+    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path / "home")
+    monkeypatch.setattr(settings, "MEMESH_REMOTE_TOKEN", "from-env")  # settings strip it
 
     provisioned = remote_auth.provision_token()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from api import views
 from graph import doctor
@@ -60,7 +61,7 @@ def test_doctor_redacts_secrets_and_home_paths(client, monkeypatch):
 
 
 def test_doctor_redacts_a_memesh_home_outside_the_home_directory(monkeypatch):
-    monkeypatch.setenv("MEMESH_HOME", "/srv/memesh-data")
+    monkeypatch.setattr(settings, "MEMESH_HOME", Path("/srv/memesh-data"))
 
     assert views.redact({"p": ["/srv/memesh-data/x.db"]}) == {"p": ["$MEMESH_HOME/x.db"]}
 

@@ -9,6 +9,7 @@ from io import StringIO
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -268,7 +269,7 @@ def test_createreviewer_makes_a_staff_user_who_may_review(client: Client) -> Non
 def test_createreviewer_reads_the_password_from_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("MEMESH_REVIEWER_PASSWORD", "from the environment")
+    monkeypatch.setattr(settings, "MEMESH_REVIEWER_PASSWORD", "from the environment")
     out = StringIO()
     call_command("createreviewer", "eve", stdout=out)
     assert "Reviewer eve created" in out.getvalue()
@@ -288,7 +289,7 @@ def test_createreviewer_on_an_existing_user_grants_the_rights_and_keeps_the_pass
 def test_createreviewer_without_any_password_refuses_a_new_user(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv("MEMESH_REVIEWER_PASSWORD", raising=False)
+    monkeypatch.setattr(settings, "MEMESH_REVIEWER_PASSWORD", "")
     # stdin is not a terminal under pytest, so there is no prompt to fall back on.
     with pytest.raises(CommandError, match="No password"):
         call_command("createreviewer", "nobody")

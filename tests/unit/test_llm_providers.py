@@ -7,9 +7,9 @@ import socket
 
 import pytest
 
-from proposals.llm import LLMRequest
+from memesh_site.redact import redact, redact_message
 from proposals.llm.providers import ProviderError, ProviderSpec, complete, list_models
-from proposals.llm.redact import redact, redact_message
+from proposals.llm.types import LLMRequest
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 
 REQUEST = LLMRequest(flow="dreamer", system="You summarise.", prompt="Summarise this week.")

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from graph.errors import MemeshError
+from memesh_site import config_store
 from proposals import config
 
 
@@ -33,11 +34,15 @@ class Command(BaseCommand):
         try:
             if action == "list":
                 result: dict[str, Any] = config.config_get()
-            elif action == "set":
-                value = config.parse_cli_value(options["value"])
-                result = {"config": config.config_set(options["key"], value)}
             else:
-                result = {"config": config.config_unset(options["key"])}
+                from proposals.tasks import config_saved  # imports Celery: only on a write
+
+                if action == "set":
+                    value = config.parse_cli_value(options["value"])
+                    change = config.config_set(options["key"], value)
+                else:
+                    change = config.config_unset(options["key"])
+                result = {"config": config_saved(change)}
         except MemeshError as exc:
             if options["json"]:
                 error = {"success": False, "errorCode": exc.error_code, "error": exc.message}
@@ -53,7 +58,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Unset {options['key']}.")
         current = result["config"]
         if not current:
-            self.stdout.write(f"No configuration set ({config.config_path().name} is empty).")
+            self.stdout.write(f"No configuration set ({config_store.CONFIG_FILENAME} is empty).")
         for key, value in current.items():
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             self.stdout.write(f"{key} = {shown}")

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import getpass
 import json
-import os
 import sys
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -84,7 +84,7 @@ class Command(BaseCommand):
         username = options["username"].strip()
         if not username:
             raise CommandError("The username is empty")
-        password = options["password"] or os.environ.get(PASSWORD_ENV) or None
+        password = options["password"] or settings.MEMESH_REVIEWER_PASSWORD or None
         if password is None and self._is_new(username):
             password = self._prompt()
         result = reviewer_create(username, password)
