@@ -1,5 +1,5 @@
 """`memesh remember`, `memesh recall`, `memesh forget`, and the --input/--json conventions every
-operation command shares (graph/management/operation_command.py)."""
+operation command shares (api/cli.py)."""
 
 from __future__ import annotations
 

@@ -525,7 +525,7 @@ def test_a_non_loopback_host_without_allow_remote_refuses_to_start(tmp_path):
     [("192.168.1.10", "192.168.1.10"), ("fd00::5", "[fd00::5]"), ("0.0.0.0", None), ("::", None)],
 )
 def test_a_specific_remote_bind_address_is_an_accepted_host(settings, host, added):
-    from graph.management.commands.serve import accept_bind_host
+    from api.management.commands.serve import accept_bind_host
 
     before = list(settings.ALLOWED_HOSTS)
 
