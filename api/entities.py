@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api import envelope
 from graph.errors import InvalidParameter, NotFound
 from graph.models import Entity, Status
 from graph.schemas import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, MAX_TYPE
@@ -68,16 +69,15 @@ class EntityListView(APIView):
             qs.order_by("-updated_at", "-id").values_list("id", flat=True)[offset : offset + limit]
         )
         return Response(
-            {
-                "success": True,
-                "data": {
+            envelope.ok(
+                {
                     "entities": entity_json(ids),
                     "total": total,
                     "limit": limit,
                     "offset": offset,
                     "truncated": offset + len(ids) < total,
-                },
-            }
+                }
+            )
         )
 
 
@@ -87,4 +87,4 @@ class EntityDetailView(APIView):
         if entity_id is None:
             raise NotFound(f'No entity named "{name}"', field="name")
         [entity] = entity_json([entity_id])
-        return Response({"success": True, "data": entity})
+        return Response(envelope.ok(entity))

@@ -22,7 +22,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.errors import envelope
+from api import envelope
+from api.envelope import Failure
+from api.errors import failure_json_response, failure_response
 from graph import doctor
 from graph.errors import InvalidInput, InvalidParameter
 from graph.models import Entity, Status
@@ -39,9 +41,7 @@ HTTP_CONTEXT = CallContext(source_host="http", project=project_id())
 
 def success_response(data_json: str) -> HttpResponse:
     """The success envelope around an operation's JSON, as it came from pydantic."""
-    return HttpResponse(
-        '{"success":true,"data":' + data_json + "}", content_type="application/json"
-    )
+    return HttpResponse(envelope.ok_json(data_json), content_type="application/json")
 
 
 class OperationView(APIView):
@@ -87,10 +87,7 @@ def operation_view(operation: Operation) -> Any:
 
 def _database_unavailable(exc: Exception) -> Response:
     logger.warning("health: the database cannot be opened: %s", exc)
-    return Response(
-        envelope("server.internal", "The database cannot be opened"),
-        status=503,
-    )
+    return failure_response(Failure(503, "server.internal", "The database cannot be opened"))
 
 
 class HealthView(APIView):
@@ -103,15 +100,14 @@ class HealthView(APIView):
             connection.close_if_unusable_or_obsolete()
             return _database_unavailable(exc)
         return Response(
-            {
-                "success": True,
-                "data": {
+            envelope.ok(
+                {
                     "status": "ok",
                     "version": settings.VERSION,
                     "entities": entities,
                     "vectors": getattr(connection, "vec_available", False),
-                },
-            }
+                }
+            )
         )
 
 
@@ -172,12 +168,10 @@ class DoctorView(APIView):
         except Exception as exc:  # the suite itself failed: the reference's 500
             logger.exception("doctor suite failed")
             connection.close_if_unusable_or_obsolete()
-            return Response(
-                envelope("server.internal", redact(f"The doctor suite failed to run: {exc}")),
-                status=500,
-            )
+            message = redact(f"The doctor suite failed to run: {exc}")
+            return failure_response(Failure(500, "server.internal", message))
         result["probed"] = probe
-        return Response({"success": True, "data": redact(result)})
+        return Response(envelope.ok(redact(result)))
 
 
 # --- update status ----------------------------------------------------------------------------
@@ -291,7 +285,7 @@ def reset_update_cache() -> None:
 class UpdateStatusView(APIView):
     def get(self, request: Request) -> Response:
         data = update_status(cached_only=_flag(request, "cached"))
-        return Response({"success": True, "data": data})
+        return Response(envelope.ok(data))
 
 
 # --- retired routes ----------------------------------------------------------------------------
@@ -316,6 +310,8 @@ def retired_view(route: str) -> Any:
     # API clients send no CSRF token (APIView is exempt by itself; a plain view must say so).
     @csrf_exempt
     def view(request: HttpRequest) -> JsonResponse:
-        return JsonResponse(envelope("route.retired", message, replacement=replacement), status=410)
+        return failure_json_response(
+            Failure(410, "route.retired", message, extra={"replacement": replacement})
+        )
 
     return view
