@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
-from graph.errors import MemeshError
+from api.cli import MemeshCommand
 from proposals import config
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     help = "Show or change memesh's configuration (MEMESH_HOME/config.json)."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -30,20 +30,13 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         action = options["action"]
-        try:
-            if action == "list":
-                result: dict[str, Any] = config.config_get()
-            elif action == "set":
-                value = config.parse_cli_value(options["value"])
-                result = {"config": config.config_set(options["key"], value)}
-            else:
-                result = {"config": config.config_unset(options["key"])}
-        except MemeshError as exc:
-            if options["json"]:
-                error = {"success": False, "errorCode": exc.error_code, "error": exc.message}
-                self.stdout.write(json.dumps(error, ensure_ascii=False))
-                raise SystemExit(1) from None
-            raise CommandError(exc.message) from None
+        if action == "list":
+            result: dict[str, Any] = config.config_get()
+        elif action == "set":
+            value = config.parse_cli_value(options["value"])
+            result = {"config": config.config_set(options["key"], value)}
+        else:
+            result = {"config": config.config_unset(options["key"])}
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
             return
