@@ -20,6 +20,7 @@ from api import views
 from api.middleware import SECURITY_HEADERS
 from graph import doctor
 from graph.models import Entity
+from memesh_site import update_check
 from tests.fakes.embedding_server import FakeEmbeddingServer
 from tests.helpers import forget, recall, remember
 from tests.processes import memesh_env, run_python
@@ -303,9 +304,9 @@ def test_a_failing_doctor_suite_is_a_500_envelope_without_secrets(client, monkey
 
 @pytest.fixture(autouse=True)
 def _fresh_update_cache() -> Iterator[None]:
-    views.reset_update_cache()
+    update_check.reset_update_cache()
     yield
-    views.reset_update_cache()
+    update_check.reset_update_cache()
 
 
 def closed_port() -> int:
