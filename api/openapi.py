@@ -4,7 +4,8 @@ Nothing here is a hand-written schema of an operation: request bodies, query par
 response payloads are the pydantic models' own JSON Schemas (the same ones REST validates
 with), their shared definitions gathered under `components/schemas`. The only hand-written
 parts are what no operation defines: the `{success, data}` / `{success: false, errorCode,
-error}` envelopes every route answers with, and `GET /v1/health`.
+error}` envelopes every route answers with (their schemas come from api/envelope.py, beside
+the code that builds them), and `GET /v1/health`.
 """
 
 from __future__ import annotations
