@@ -17,7 +17,6 @@ Result contract (what agents and their hosts rely on):
 from __future__ import annotations
 
 import json
-import logging
 import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from functools import cache, partial
@@ -34,8 +33,6 @@ from mcp.shared.exceptions import MCPError
 from api.envelope import Failure, failure_for
 from graph.operation import CallContext, Operation
 from memesh_site import mcp_http
-
-logger = logging.getLogger(__name__)
 
 SERVER_NAME = "memesh"
 SOURCE_HOST_MAX = 64
