@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api import envelope
 from proposals import config, telemetry
 from proposals.llm.probe import ConfigTestInput, ConfigTestOutput
 from proposals.tasks import config_saved
@@ -22,21 +23,21 @@ from proposals.tasks import config_saved
 
 class ConfigView(APIView):
     def get(self, request: Request) -> Response:
-        return Response({"success": True, "data": config.config_get()})
+        return Response(envelope.ok(config.config_get()))
 
     def post(self, request: Request) -> Response:
-        return Response({"success": True, "data": config_saved(config.config_change(request.data))})
+        return Response(envelope.ok(config_saved(config.config_change(request.data))))
 
 
 class ConfigTestView(APIView):
     def post(self, request: Request) -> Response:
-        return Response({"success": True, "data": config.config_test(request.data)})
+        return Response(envelope.ok(config.config_test(request.data)))
 
 
 class TelemetryView(APIView):
     def get(self, request: Request) -> Response:
         window = telemetry.parse_window(request.query_params.get("window"))
-        return Response({"success": True, "data": telemetry.telemetry_summary(window_days=window)})
+        return Response(envelope.ok(telemetry.telemetry_summary(window_days=window)))
 
 
 # --- the OpenAPI description of these routes ----------------------------------------------------
@@ -112,15 +113,10 @@ def openapi_paths(ref: RefFor, errors: dict[str, Any]) -> dict[str, Any]:
     (OPENAPI_MODELS lists them) and `errors` are the shared error responses."""
 
     def ok(schema: dict[str, Any]) -> dict[str, Any]:
-        envelope = {
-            "type": "object",
-            "required": ["success", "data"],
-            "properties": {"success": {"const": True}, "data": schema},
-        }
         return {
             "200": {
                 "description": "Success",
-                "content": {"application/json": {"schema": envelope}},
+                "content": {"application/json": {"schema": envelope.ok_schema(schema)}},
             },
             **errors,
         }

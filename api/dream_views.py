@@ -13,13 +13,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api import envelope
 from proposals import dreamer, schemas, selectors, services
 from proposals.models import ReviewChannel
 from proposals.tasks import KIND_RUN, task_run_enqueue
 
 
 def _ok(data: Any) -> Response:
-    return Response({"success": True, "data": data})
+    return Response(envelope.ok(data))
 
 
 def _origin(request: Request) -> str:
@@ -109,11 +110,7 @@ def openapi_paths(
     (OPENAPI_MODELS lists them) and `error_responses` are the shared error responses."""
 
     def ok(data: dict[str, Any]) -> dict[str, Any]:
-        schema = {
-            "type": "object",
-            "required": ["success", "data"],
-            "properties": {"success": {"const": True}, "data": data},
-        }
+        schema = envelope.ok_schema(data)
         return {"description": "Success", "content": {"application/json": {"schema": schema}}}
 
     def item(

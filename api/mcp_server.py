@@ -8,15 +8,15 @@ Result contract (what agents and their hosts rely on):
 - success: one text block holding a JSON object (user_patterns: its markdown, the reference's
   MCP form). Never a bare array — Gemini CLI parses the text into structuredContent, which the
   protocol requires to be an object.
-- domain errors and invalid arguments: in-band, `isError: true` with `{"errorCode", "error"}`
-  (plus `field` when one field is at fault), so the model can read and correct its call;
+- domain errors and invalid arguments: in-band, `isError: true` with the REST failure envelope
+  `{"success": false, "errorCode", "error"}` (plus `field` when one field is at fault), built
+  by api/envelope.py, so the model can read and correct its call;
 - an unknown tool: a JSON-RPC protocol error (INVALID_PARAMS), as the MCP spec prescribes.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from functools import cache, partial
@@ -25,16 +25,14 @@ from typing import Any
 import anyio.to_thread
 import mcp_types as types
 from django.conf import settings
-from django.db import OperationalError, close_old_connections
+from django.db import close_old_connections
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from graph.errors import MemeshError
+from api.envelope import Failure, failure_for
 from graph.ops.operation import CallContext, Operation
 from memesh_site import mcp_http
-
-logger = logging.getLogger(__name__)
 
 SERVER_NAME = "memesh"
 SOURCE_HOST_MAX = 64
@@ -83,13 +81,10 @@ def client_source_host(ctx: ServerRequestContext[Any, Any]) -> str:
     return sanitize_client_name(params.client_info.name)
 
 
-def error_result(error_code: str, message: str, field: str | None = None) -> types.CallToolResult:
-    body: dict[str, Any] = {"errorCode": error_code, "error": message}
-    if field:
-        body["field"] = field
+def error_result(failure: Failure) -> types.CallToolResult:
+    """A failed call, in-band: the REST envelope's JSON (api/envelope.py) as the text."""
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
-        is_error=True,
+        content=[types.TextContent(type="text", text=failure.to_json())], is_error=True
     )
 
 
@@ -162,18 +157,10 @@ def build_server(*, project: str | None, ready: ReadyGate | None = None) -> Serv
             result = await anyio.to_thread.run_sync(
                 partial(run_operation, operation, arguments, context)
             )
-        except MemeshError as exc:
-            return error_result(exc.error_code, exc.message, exc.field)
-        except OperationalError as exc:
-            if "locked" in str(exc):
-                logger.warning("database busy in %s: %s", operation.name, exc)
-                return error_result("server.internal", "The database is busy; retry shortly")
-            logger.exception("database error in tool %s", operation.name)
-            return error_result("server.internal", "Internal server error")
-        except Exception:
-            # In-band, like REST's 500 envelope: the agent sees a failed call, not a dead server.
-            logger.exception("unexpected error in tool %s", operation.name)
-            return error_result("server.internal", "Internal server error")
+        except Exception as exc:
+            # Every failure in-band, an unexpected one too (like REST's 500 envelope): the agent
+            # sees a failed call it may correct or retry, not a dead server.
+            return error_result(failure_for(exc, where=f"tool {operation.name}"))
         return success_result(operation, result)
 
     return Server(

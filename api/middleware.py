@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 
-from api.errors import envelope
+from api.envelope import Failure
+from api.errors import failure_json_response
 
 _HINT = (
     "Split large exports/imports into smaller batches, or stream them via the CLI "
@@ -26,30 +27,28 @@ class BodySizeLimitMiddleware:
             # A chunked body has no length to check, and DRF reads a request without one as
             # empty: a recall would silently list recent memories instead of searching, and
             # any size would pass. Refuse it rather than misread it.
-            return JsonResponse(
-                envelope(
+            return failure_json_response(
+                Failure(
+                    411,
                     "request.length-required",
                     "Send the request body with a Content-Length header "
                     "(chunked transfer encoding is not supported)",
-                ),
-                status=411,
+                )
             )
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
-            return JsonResponse(
-                envelope("validation.bad-body", "Content-Length is not a number"), status=400
+            return failure_json_response(
+                Failure(400, "validation.bad-body", "Content-Length is not a number")
             )
         if length > settings.MEMESH_MAX_BODY_BYTES:
-            return JsonResponse(
-                envelope(
+            return failure_json_response(
+                Failure(
+                    413,
                     "payload.too-large",
                     "Request body exceeds the 1MB limit",
-                    code="PAYLOAD_TOO_LARGE",
-                    limit="1mb",
-                    hint=_HINT,
-                ),
-                status=413,
+                    extra={"code": "PAYLOAD_TOO_LARGE", "limit": "1mb", "hint": _HINT},
+                )
             )
         return self.get_response(request)
 

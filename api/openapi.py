@@ -4,7 +4,8 @@ Nothing here is a hand-written schema of an operation: request bodies, query par
 response payloads are the pydantic models' own JSON Schemas (the same ones REST validates
 with), their shared definitions gathered under `components/schemas`. The only hand-written
 parts are what no operation defines: the `{success, data}` / `{success: false, errorCode,
-error}` envelopes every route answers with, and `GET /v1/health`.
+error}` envelopes every route answers with (their schemas come from api/envelope.py, beside
+the code that builds them), and `GET /v1/health`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.conf import settings
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
+from api import envelope
 from graph.ops.operation import Operation
 from graph.ops.registry import OPERATIONS
 
@@ -55,23 +57,7 @@ ERROR_RESPONSES: dict[int, str] = {
     503: "The database is busy, or a remote listener has no token configured.",
 }
 
-ERROR_ENVELOPE: dict[str, Any] = {
-    "type": "object",
-    "description": "Every failure: a stable machine-readable `errorCode` and English prose.",
-    "required": ["success", "errorCode", "error"],
-    "properties": {
-        "success": {"const": False},
-        "errorCode": {"type": "string", "enum": list(ERROR_CODES)},
-        "error": {"type": "string", "minLength": 1},
-        "field": {"type": "string", "description": "The input field at fault, when one is."},
-        "code": {
-            "type": "string",
-            "description": "Legacy code kept for `route.not-found` and `payload.too-large`.",
-        },
-        "limit": {"type": "string", "description": "The body limit (`payload.too-large`)."},
-        "hint": {"type": "string", "description": "What to do instead (`payload.too-large`)."},
-    },
-}
+ERROR_ENVELOPE: dict[str, Any] = envelope.failure_schema(list(ERROR_CODES))
 
 HEALTH_DATA: dict[str, Any] = {
     "type": "object",
@@ -175,14 +161,6 @@ def _query_parameters(
     return params
 
 
-def _envelope(data_schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "required": ["success", "data"],
-        "properties": {"success": {"const": True}, "data": data_schema},
-    }
-
-
 def _json(schema: dict[str, Any]) -> dict[str, Any]:
     return {"application/json": {"schema": schema}}
 
@@ -206,7 +184,7 @@ def _operation_item(
         "summary": op.summary.split(". ")[0].rstrip("."),
         "description": op.summary,
         "responses": {
-            "200": {"description": "Success", "content": _json(_envelope(output_ref))},
+            "200": {"description": "Success", "content": _json(envelope.ok_schema(output_ref))},
             **_error_responses(),
         },
     }
@@ -232,7 +210,10 @@ def _health_item() -> dict[str, Any]:
         "operationId": "health",
         "summary": "Health check + version + entity count",
         "responses": {
-            "200": {"description": "Success", "content": _json(_envelope(_ref("HealthData")))},
+            "200": {
+                "description": "Success",
+                "content": _json(envelope.ok_schema(_ref("HealthData"))),
+            },
             **{k: v for k, v in _error_responses().items() if k in {"401", "405", "500", "503"}},
         },
     }

@@ -3,29 +3,25 @@
 from __future__ import annotations
 
 import logging
-import threading
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any, ClassVar, cast
 
-import httpx
 from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
-from packaging.version import Version
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.errors import envelope
+from api import envelope
+from api.envelope import Failure
+from api.errors import failure_json_response, failure_response
 from graph import doctor
 from graph.errors import InvalidInput, InvalidParameter
 from graph.models import Entity, Status
 from graph.ops.operation import CallContext, Operation
 from graph.project import project_id
+from memesh_site import update_check
 from memesh_site.redact import redact
 
 logger = logging.getLogger(__name__)
@@ -37,9 +33,7 @@ HTTP_CONTEXT = CallContext(source_host="http", project=project_id())
 
 def success_response(data_json: str) -> HttpResponse:
     """The success envelope around an operation's JSON, as it came from pydantic."""
-    return HttpResponse(
-        '{"success":true,"data":' + data_json + "}", content_type="application/json"
-    )
+    return HttpResponse(envelope.ok_json(data_json), content_type="application/json")
 
 
 class OperationView(APIView):
@@ -85,10 +79,7 @@ def operation_view(operation: Operation) -> Any:
 
 def _database_unavailable(exc: Exception) -> Response:
     logger.warning("health: the database cannot be opened: %s", exc)
-    return Response(
-        envelope("server.internal", "The database cannot be opened"),
-        status=503,
-    )
+    return failure_response(Failure(503, "server.internal", "The database cannot be opened"))
 
 
 class HealthView(APIView):
@@ -101,15 +92,14 @@ class HealthView(APIView):
             connection.close_if_unusable_or_obsolete()
             return _database_unavailable(exc)
         return Response(
-            {
-                "success": True,
-                "data": {
+            envelope.ok(
+                {
                     "status": "ok",
                     "version": settings.VERSION,
                     "entities": entities,
                     "vectors": getattr(connection, "vec_available", False),
-                },
-            }
+                }
+            )
         )
 
 
@@ -141,126 +131,19 @@ class DoctorView(APIView):
         except Exception as exc:  # the suite itself failed: the reference's 500
             logger.exception("doctor suite failed")
             connection.close_if_unusable_or_obsolete()
-            return Response(
-                envelope("server.internal", redact(f"The doctor suite failed to run: {exc}")),
-                status=500,
-            )
+            message = redact(f"The doctor suite failed to run: {exc}")
+            return failure_response(Failure(500, "server.internal", message))
         result["probed"] = probe
-        return Response({"success": True, "data": redact(result)})
+        return Response(envelope.ok(redact(result)))
 
 
-# --- update status ----------------------------------------------------------------------------
-
-UPDATE_TIMEOUT_SECONDS = 3.0
-STALE_AFTER = timedelta(hours=24)
-PACKAGE = "memesh"
-
-
-@dataclass
-class _UpdateCache:
-    latest: str | None = None
-    last_success: datetime | None = None
-    last_attempt: datetime | None = None
-    last_error: str | None = None
-
-
-_update_cache = _UpdateCache()
-_update_lock = threading.Lock()
-
-
-def _fetch_latest(url: str) -> str:
-    """The latest version the update source names (PyPI's JSON API: info.version)."""
-    response = httpx.get(url, timeout=UPDATE_TIMEOUT_SECONDS, follow_redirects=True)
-    response.raise_for_status()
-    body = response.json()
-    version = body.get("info", {}).get("version") if isinstance(body, dict) else None
-    if version is None and isinstance(body, dict):
-        version = body.get("version")
-    if not isinstance(version, str) or not version.strip():
-        raise ValueError("the update source named no version")
-    Version(version)  # InvalidVersion (a ValueError) when it is not one
-    return version.strip()
-
-
-def _install_channel() -> str:
-    return "source-checkout" if (Path(settings.BASE_DIR) / ".git").exists() else "pip"
-
-
-def update_status(*, cached_only: bool) -> dict[str, Any]:
-    current = settings.VERSION
-    url = settings.MEMESH_UPDATE_URL
-    now = timezone.now()
-    live_ok = False
-    reason: str | None = None
-    with _update_lock:
-        cache = _update_cache
-        if not url:
-            reason = "no update source configured"
-        elif cached_only:
-            reason = None if cache.latest else "no update check has succeeded yet"
-        else:
-            cache.last_attempt = now
-            try:
-                cache.latest = _fetch_latest(url)
-            except (httpx.HTTPError, ValueError) as exc:
-                cache.last_error = f"update source unavailable: {type(exc).__name__}"
-            else:
-                cache.last_success, cache.last_error, live_ok = now, None, True
-            if cache.latest is None:
-                reason = cache.last_error
-        latest = cache.latest if url else None
-        snapshot = replace(cache)
-    if latest is None:
-        state, freshness, source = "unknown", "unavailable", "none"
-        update_available: bool | None = None
-    else:
-        update_available = Version(latest) > Version(current)
-        state = "outdated" if update_available else "current"
-        source = "live" if live_ok else "cache"
-        assert snapshot.last_success is not None
-        if live_ok:
-            freshness = "fresh"
-        elif now - snapshot.last_success > STALE_AFTER:
-            freshness = "stale"
-        else:
-            freshness = "cached"
-    channel = _install_channel()
-
-    def iso(value: datetime | None) -> str | None:
-        return value.isoformat() if value else None
-
-    return {
-        "currentVersion": current,
-        "latestVersion": latest,
-        "state": state,
-        "reason": reason,
-        "updateAvailable": update_available,
-        "checkSucceeded": live_ok,
-        "checkedAt": iso(snapshot.last_success) if url else None,
-        "lastAttemptAt": iso(snapshot.last_attempt) if url else None,
-        "lastSuccessfulCheckAt": iso(snapshot.last_success) if url else None,
-        "lastError": (snapshot.last_error if url else reason),
-        "source": source,
-        "freshness": freshness,
-        "installChannel": channel,
-        "canSelfUpdate": False,
-        "recommendedCommand": (
-            f"pip install --upgrade {PACKAGE}" if update_available and channel == "pip" else None
-        ),
-    }
-
-
-def reset_update_cache() -> None:
-    """Forget every update check (tests)."""
-    with _update_lock:
-        global _update_cache
-        _update_cache = _UpdateCache()
+# --- update status (memesh_site/update_check.py) ------------------------------------------------
 
 
 class UpdateStatusView(APIView):
     def get(self, request: Request) -> Response:
-        data = update_status(cached_only=_flag(request, "cached"))
-        return Response({"success": True, "data": data})
+        data = update_check.update_status(cached_only=_flag(request, "cached"))
+        return Response(envelope.ok(data))
 
 
 # --- retired routes ----------------------------------------------------------------------------
@@ -285,6 +168,8 @@ def retired_view(route: str) -> Any:
     # API clients send no CSRF token (APIView is exempt by itself; a plain view must say so).
     @csrf_exempt
     def view(request: HttpRequest) -> JsonResponse:
-        return JsonResponse(envelope("route.retired", message, replacement=replacement), status=410)
+        return failure_json_response(
+            Failure(410, "route.retired", message, extra={"replacement": replacement})
+        )
 
     return view

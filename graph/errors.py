@@ -1,6 +1,6 @@
 """memesh's error hierarchy: each error carries the reference's stable errorCode and status.
 
-Each transport maps these in exactly one place (REST: api.errors; MCP and CLI later).
+Every transport maps them through one module, api/envelope.py (REST, the ASGI edge, MCP, CLI).
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ the check (memesh_site/remote_auth.py) runs here, before the body is read.
 /mcp runs stateless (memesh_site/mcp_http.py explains why and what that keeps).
 """
 
-import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,6 +28,7 @@ from django.conf import settings
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from api.envelope import Failure
 from memesh_site.wsgi import application as wsgi_application  # sets Django up
 from memesh_site.wsgi_bridge import WSGIBridge
 
@@ -117,17 +117,16 @@ class MemeshApplication:
     async def handle_mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self.mcp_running:
             # Served without lifespan (e.g. uvicorn --lifespan off): say so instead of a 500.
-            body = json.dumps(
-                {
-                    "success": False,
-                    "errorCode": "server.internal",
-                    "error": "MCP is unavailable: the server was started without ASGI lifespan",
-                }
-            ).encode()
+            failure = Failure(
+                503,
+                "server.internal",
+                "MCP is unavailable: the server was started without ASGI lifespan",
+            )
+            body = failure.to_json().encode()
             await send(
                 {
                     "type": "http.response.start",
-                    "status": 503,
+                    "status": failure.status,
                     "headers": [(b"content-type", b"application/json")],
                 }
             )

@@ -13,7 +13,6 @@ any shared state.
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
+from api.envelope import Failure
 from memesh_site import remote_auth
 
 LIMIT_ENV = "MEMESH_RATE_LIMIT_PER_MINUTE"
@@ -89,13 +89,8 @@ def client_address(scope: dict[str, Any]) -> str:
 
 async def reject(send: Any, retry_after: float) -> None:
     seconds = max(1, math.ceil(retry_after))
-    body = json.dumps(
-        {
-            "success": False,
-            "errorCode": "rate.limited",
-            "error": f"Too many requests from this address: retry in {seconds} s",
-        }
-    ).encode()
+    message = f"Too many requests from this address: retry in {seconds} s"
+    body = Failure(429, "rate.limited", message).to_json().encode()
     await send(
         {
             "type": "http.response.start",

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import json
 import os
 import secrets
 import stat
@@ -26,6 +25,7 @@ from typing import Any
 
 from django.conf import settings
 
+from api.envelope import Failure
 from memesh_site.paths import ensure_private_file, memesh_home
 
 TOKEN_ENV = "MEMESH_REMOTE_TOKEN"
@@ -172,7 +172,7 @@ async def reject(scope: dict[str, Any], rejection: Rejection, send: Any) -> None
     if scope.get("type") == "websocket":
         await send({"type": "websocket.close", "code": 1008})  # policy violation
         return
-    body = json.dumps({"success": False, "errorCode": code, "error": message}).encode()
+    body = Failure(status, code, message).to_json().encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

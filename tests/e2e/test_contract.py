@@ -168,8 +168,11 @@ def cli_call(home: Path, name: str, payload: dict[str, Any]) -> dict[str, Any]:
         data = json.loads(done.stdout)
         return outcome(True, data)
     try:
-        return outcome(False, json.loads(done.stdout)["errorCode"])
-    except (json.JSONDecodeError, KeyError):
+        # --json failures: the envelope as the last line of stderr; stdout stays empty.
+        error = json.loads(done.stderr.strip().splitlines()[-1])
+        assert done.stdout == "", done.stdout
+        return outcome(False, error["errorCode"])
+    except (json.JSONDecodeError, KeyError, IndexError):
         # argparse refuses an unknown flag before any operation runs: a bad request too.
         assert done.returncode in (1, 2), done.stderr
         return outcome(False, "validation.bad-body")

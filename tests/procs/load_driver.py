@@ -133,8 +133,9 @@ async def via_cli(home: Path, tmp: Path, call: Call) -> tuple[bool, dict[str, An
     done = await anyio.run_process(args, cwd=ROOT, env=load_env(home), check=False)
     out, err = done.stdout.decode(), done.stderr.decode()
     try:
-        body = json.loads(out)
-    except json.JSONDecodeError:
+        # The result on stdout; a --json failure is the envelope, as the last line of stderr.
+        body = json.loads(out) if out.strip() else json.loads(err.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
         raise Problem(f"CLI {call.operation} exit {done.returncode}: {out}{err}") from None
     if LOCKED in err or "Traceback" in err:
         raise Problem(f"CLI {call.operation} stderr: {err}")

@@ -353,10 +353,11 @@ def test_the_cli_refuses_a_truncated_file_before_writing_anything(tmp_path: Path
     path = tmp_path / "cut.json"
     good = json.dumps({"version": "3.0.0", "entities": [entry("a", "x"), entry("b", "y")]})
     path.write_text(good[: len(good) - 30])
-    out = StringIO()
+    out, err = StringIO(), StringIO()
     with pytest.raises(SystemExit):
-        call_command("import", str(path), "--json", stdout=out)
-    assert json.loads(out.getvalue())["errorCode"] == "validation.bad-body"
+        call_command("import", str(path), "--json", stdout=out, stderr=err)
+    assert json.loads(err.getvalue())["errorCode"] == "validation.bad-body"
+    assert out.getvalue() == ""
     assert not Entity.objects.exists()
 
 

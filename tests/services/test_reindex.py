@@ -625,10 +625,13 @@ def test_vectors_flag_is_rejected_and_changes_nothing(monkeypatch: pytest.Monkey
 
     with pytest.raises(CommandError, match="--vectors"):
         run_cli("--vectors")
-    code, out = run_cli("--vectors", "--json")
+    err = StringIO()
+    with pytest.raises(SystemExit) as exit_info:
+        call_command("reindex", "--vectors", "--json", stdout=StringIO(), stderr=err)
 
-    assert code != 0
-    assert json.loads(out)["success"] is False
+    assert exit_info.value.code != 0
+    # --json errors are the failure envelope, on stderr (api/cli.py).
+    assert json.loads(err.getvalue())["success"] is False
     assert live_state() == before
     assert marker(STAGING_KEY) is None
     assert EntityVector.objects.generations_present() == generations

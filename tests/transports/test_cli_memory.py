@@ -1,5 +1,5 @@
 """`memesh remember`, `memesh recall`, `memesh forget`, and the --input/--json conventions every
-operation command shares (graph/management/operation_command.py)."""
+operation command shares (api/cli.py)."""
 
 from __future__ import annotations
 
@@ -98,15 +98,40 @@ def test_input_takes_the_whole_payload_as_rest_and_mcp_do() -> None:
     assert data["name"] == "via-input" and data["created"] is True
 
 
-def test_a_failure_with_json_prints_the_error_envelope_and_exits_1() -> None:
-    out = StringIO()
+def test_a_failure_with_json_prints_the_error_envelope_on_stderr_and_exits_1() -> None:
+    out, err = StringIO(), StringIO()
     with pytest.raises(SystemExit) as exc:
-        call_command("recall", "--input", '{"limit": 500}', "--json", stdout=out)
+        call_command("recall", "--input", '{"limit": 500}', "--json", stdout=out, stderr=err)
 
     assert exc.value.code == 1
-    error = json.loads(out.getvalue())
+    assert out.getvalue() == ""  # stdout carries only what succeeded
+    error = json.loads(err.getvalue())
     assert error["success"] is False and error["errorCode"] == "validation.bad-body"
     assert "limit" in error["error"]
+
+
+def test_a_json_error_carries_the_field_at_fault_as_rest_and_mcp_do() -> None:
+    err = StringIO()
+    with pytest.raises(SystemExit):
+        call_command("recall", "--limit", "500", "--json", stdout=StringIO(), stderr=err)
+
+    assert json.loads(err.getvalue()) == {
+        "success": False,
+        "errorCode": "validation.bad-body",
+        "error": "limit: Input should be less than or equal to 100",
+        "field": "limit",
+    }
+
+
+def test_input_that_is_not_json_is_a_bad_body_with_json() -> None:
+    err = StringIO()
+    with pytest.raises(SystemExit):
+        call_command("remember", "--input", "{not json", "--json", stdout=StringIO(), stderr=err)
+
+    error = json.loads(err.getvalue())
+    assert error["errorCode"] == "validation.bad-body" and "--input" in error["error"]
+    with pytest.raises(CommandError, match="--input is not JSON"):
+        run("remember", "--input", "{not json")
 
 
 def test_a_failure_without_json_is_a_command_error_naming_the_field() -> None:

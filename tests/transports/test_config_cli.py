@@ -90,11 +90,12 @@ def test_bad_values_are_refused_and_change_nothing(args) -> None:
 
 
 def test_json_errors_carry_the_error_code() -> None:
-    out = StringIO()
+    out, err = StringIO(), StringIO()
     with pytest.raises(SystemExit) as exc:
-        call_command("config", "set", "language", "x" * 61, "--json", stdout=out)
+        call_command("config", "set", "language", "x" * 61, "--json", stdout=out, stderr=err)
     assert exc.value.code == 1
-    assert json.loads(out.getvalue())["errorCode"] == "validation.bad-body"
+    assert json.loads(err.getvalue())["errorCode"] == "validation.bad-body"
+    assert out.getvalue() == ""
 
 
 def test_the_memesh_command_in_its_own_process(tmp_path: Path) -> None:

@@ -81,11 +81,12 @@ def test_errors_exit_1_with_the_envelope_in_json_mode():
     pk = staged()
     dream("accept", str(pk))
 
-    out = StringIO()
+    out, err = StringIO(), StringIO()
     with pytest.raises(SystemExit) as exit_info:
-        call_command("dream", "accept", str(pk), "--json", stdout=out)
+        call_command("dream", "accept", str(pk), "--json", stdout=out, stderr=err)
     assert exit_info.value.code == 1
-    assert json.loads(out.getvalue())["errorCode"] == "operation.failed"
+    assert json.loads(err.getvalue())["errorCode"] == "operation.failed"
+    assert out.getvalue() == ""
     with pytest.raises(CommandError, match=re.escape("resource.not-found")):
         dream("show", "999")
     with pytest.raises(CommandError, match=re.escape("validation.bad-param")):

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from api import views
+from memesh_site import update_check
 from tests.processes import free_port
 from tests.rest import assert_json
 
@@ -23,9 +23,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def _fresh_update_cache() -> Iterator[None]:
-    views.reset_update_cache()
+    update_check.reset_update_cache()
     yield
-    views.reset_update_cache()
+    update_check.reset_update_cache()
 
 
 class _VersionServer:

@@ -1,10 +1,12 @@
-"""The codebase stays ruff-clean (lint and format) and mypy-clean, checked on every CI run."""
+"""The codebase stays ruff-clean (lint and format), mypy-clean and inside its import layering,
+checked on every CI run."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.processes import ROOT
 
@@ -31,4 +33,17 @@ def test_the_code_is_ruff_formatted() -> None:
 
 def test_the_code_passes_mypy() -> None:
     result = _run("mypy", "--no-incremental")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_import_layering_contracts_hold() -> None:
+    """pyproject's [tool.importlinter] contracts: api over proposals over graph, graph's own
+    layers pointing one way, storage knowing no Celery or services, and no app holding an
+    import cycle."""
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports")), "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr

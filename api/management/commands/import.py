@@ -12,10 +12,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 from tqdm import tqdm
 
-from graph.errors import MemeshError
+from api.cli import MemeshCommand
+from graph.errors import InvalidParameter
 from graph.models import Namespace
 from graph.ops.bundle_import import ImportOutput, bundle_import
 from graph.ops.bundle_io import bundle_file_entries, bundle_scan
@@ -23,7 +24,7 @@ from graph.ops.operation import CallContext
 from graph.project import project_id
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     help = "Import a JSON bundle produced by `memesh export` (FILE, or - for stdin)."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -51,41 +52,32 @@ class Command(BaseCommand):
                 with path.open("wb") as f:
                     shutil.copyfileobj(sys.stdin.buffer, f)
             if not path.is_file():
-                self._fail(as_json, "validation.bad-param", f"No such file: {path}")
+                raise InvalidParameter(f"No such file: {path}")
+            total = bundle_scan(path)
+            bar = (
+                tqdm(total=total, unit="memory", desc="Importing", file=sys.stderr)
+                if sys.stderr.isatty() and not as_json
+                else None
+            )
             try:
-                total = bundle_scan(path)
-                bar = (
-                    tqdm(total=total, unit="memory", desc="Importing", file=sys.stderr)
-                    if sys.stderr.isatty() and not as_json
-                    else None
+                result = bundle_import(
+                    entries=bundle_file_entries(path),
+                    strategy=options["merge"],
+                    namespace=options["namespace"],
+                    source_host=ctx.source_host,
+                    progress=bar.update if bar is not None else None,
                 )
-                try:
-                    result = bundle_import(
-                        entries=bundle_file_entries(path),
-                        strategy=options["merge"],
-                        namespace=options["namespace"],
-                        source_host=ctx.source_host,
-                        progress=bar.update if bar is not None else None,
-                    )
-                    if bar is not None:  # entries after the last valid one were not counted
-                        bar.update(total - bar.n)
-                finally:
-                    if bar is not None:
-                        bar.close()
-            except MemeshError as exc:
-                self._fail(as_json, exc.error_code, exc.message)
+                if bar is not None:  # entries after the last valid one were not counted
+                    bar.update(total - bar.n)
+            finally:
+                if bar is not None:
+                    bar.close()
         if as_json:
             self.stdout.write(json.dumps(result.model_dump(mode="json"), indent=2))
         else:
             self.stdout.write(_summary(result))
         if result.errors:
             raise SystemExit(1)
-
-    def _fail(self, as_json: bool, code: str, message: str) -> None:
-        if as_json:
-            self.stdout.write(json.dumps({"success": False, "errorCode": code, "error": message}))
-            raise SystemExit(1)
-        raise CommandError(message)
 
 
 def _summary(r: ImportOutput) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graph.management.operation_command import PinCommand
+from api.cli import PinCommand
 from graph.ops.pin import PIN
 
 

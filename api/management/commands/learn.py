@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from graph.management.operation_command import PROJECT_HELP, OperationCommand, given
+from api.cli import PROJECT_HELP, OperationCommand, given
 from graph.ops.learn import LEARN
 
 

@@ -16,8 +16,10 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
+
+from api.cli import MemeshCommand
 
 PASSWORD_ENV = "MEMESH_REVIEWER_PASSWORD"
 
@@ -66,7 +68,7 @@ def reviewer_create(username: str, password: str | None) -> dict[str, Any]:
     }
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     help = (
         "Create (or update) a staff account that can review dream proposals at /review/ and "
         f"/admin/. Password from --password, else ${PASSWORD_ENV}, else a prompt."

@@ -16,8 +16,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from api.cli import MemeshCommand
 from memesh_site import lifecycle, remote_auth
 from memesh_site.env import envbool, envint, envstr
 from memesh_site.remote_auth import is_loopback
@@ -53,7 +54,7 @@ def accept_bind_host(host: str) -> None:
         settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, name]
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     help = "Run the memesh HTTP server (REST under /v1, MCP at /mcp) on 127.0.0.1:3737."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from graph.management.operation_command import OperationCommand
+from api.cli import OperationCommand
 from graph.ops.patterns import CATEGORIES, USER_PATTERNS, UserPatternsOutput, render_markdown
 
 

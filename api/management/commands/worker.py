@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
+from api.cli import MemeshCommand
 from memesh_site.lifecycle import exit_with_parent
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     help = "Run the background worker (embedding, reindex and dream tasks)."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from graph.management.operation_command import OperationCommand, given
+from api.cli import OperationCommand, given
 from graph.ops.forget import FORGET
 
 

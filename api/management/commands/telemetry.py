@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
-from graph.errors import MemeshError
+from api.cli import MemeshCommand
 from proposals import telemetry
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     help = "Render the per-flow LLM telemetry scorecard for the last N days."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -29,14 +29,11 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="Print the scorecard as JSON.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            window = telemetry.parse_window(options["window"])
-            pruned = None
-            if options["prune"] is not None:
-                pruned = telemetry.telemetry_prune(older_than_days=options["prune"])
-            summary = telemetry.telemetry_summary(window_days=window)
-        except MemeshError as exc:
-            raise CommandError(exc.message) from None
+        window = telemetry.parse_window(options["window"])
+        pruned = None
+        if options["prune"] is not None:
+            pruned = telemetry.telemetry_prune(older_than_days=options["prune"])
+        summary = telemetry.telemetry_summary(window_days=window)
         if pruned is not None:
             line = f"Pruned {pruned} rows older than {options['prune']} days."
             # With --json, stdout carries only the JSON document.

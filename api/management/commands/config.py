@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
-from graph.errors import MemeshError
+from api.cli import MemeshCommand
 from memesh_site import config_store
 from proposals import config
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     help = "Show or change memesh's configuration (MEMESH_HOME/config.json)."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,24 +31,17 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         action = options["action"]
-        try:
-            if action == "list":
-                result: dict[str, Any] = config.config_get()
-            else:
-                from proposals.tasks import config_saved  # imports Celery: only on a write
+        if action == "list":
+            result: dict[str, Any] = config.config_get()
+        else:
+            from proposals.tasks import config_saved  # imports Celery: only on a write
 
-                if action == "set":
-                    value = config.parse_cli_value(options["value"])
-                    change = config.config_set(options["key"], value)
-                else:
-                    change = config.config_unset(options["key"])
-                result = {"config": config_saved(change)}
-        except MemeshError as exc:
-            if options["json"]:
-                error = {"success": False, "errorCode": exc.error_code, "error": exc.message}
-                self.stdout.write(json.dumps(error, ensure_ascii=False))
-                raise SystemExit(1) from None
-            raise CommandError(exc.message) from None
+            if action == "set":
+                value = config.parse_cli_value(options["value"])
+                change = config.config_set(options["key"], value)
+            else:
+                change = config.config_unset(options["key"])
+            result = {"config": config_saved(change)}
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
             return

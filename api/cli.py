@@ -1,19 +1,72 @@
-"""The shape every operation-backed CLI command shares: parse flags into the operation's
-input, run it as the CLI (source_host "cli", this directory's project), print JSON with
---json or the command's own text otherwise, and turn memesh errors into CommandError."""
+"""The CLI transport: what every `memesh <command>` (api/management/commands/) shares.
+
+- Errors are mapped in one place, `MemeshCommand.execute`, through the envelope
+  (api/envelope.py): a memesh error or a locked database becomes, with --json, the failure
+  envelope (`{"success": false, "errorCode", "error", "field"?}`) as one line on stderr, and
+  otherwise its message (a CommandError, which Django prints on stderr); exit 1 either way
+  (DESIGN §3). stdout carries only what succeeded, so `memesh export --json > bundle.json`
+  never writes an error into the file. An unexpected exception keeps its traceback.
+- `OperationCommand`: parse flags into the operation's input, run it as the CLI (source_host
+  "cli", this directory's project), print JSON with --json or the command's own text otherwise.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, ClassVar, NoReturn
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from graph.errors import MemeshError
+from api.envelope import Failure, known_failure
+from graph.errors import InvalidInput
 from graph.ops.operation import CallContext, Operation
 from graph.project import project_id
 
 PROJECT_HELP = "Project id (default: this directory's project)."
+
+
+def _plain(text: str) -> str:
+    return text
+
+
+def fail(
+    command: BaseCommand, failure: Failure, *, as_json: bool, text: str | None = None
+) -> NoReturn:
+    """End `command` with `failure`: the envelope on stderr with --json, else `text` (the
+    message by default) as a CommandError; exit status 1."""
+    if as_json:
+        # Uncoloured even on a terminal: a script parses this line.
+        command.stderr.write(failure.to_json(), style_func=_plain)
+        raise SystemExit(1)
+    raise CommandError(failure.message if text is None else text)
+
+
+@contextmanager
+def cli_errors(command: MemeshCommand, *, as_json: bool) -> Iterator[None]:
+    """Report a known failure raised inside the block as `fail` does; re-raise anything else."""
+    failure: Failure | None = None
+    try:
+        yield
+    except Exception as exc:
+        failure = known_failure(exc)
+        if failure is None:
+            raise
+    if failure is not None:
+        fail(command, failure, as_json=as_json, text=command.error_text(failure))
+
+
+class MemeshCommand(BaseCommand):
+    """The base of every memesh command: known failures end it through `fail`."""
+
+    def error_text(self, failure: Failure) -> str:
+        """A failure as a person reads it (without --json)."""
+        return failure.message
+
+    def execute(self, *args: Any, **options: Any) -> Any:
+        with cli_errors(self, as_json=bool(options.get("json"))):
+            return super().execute(*args, **options)
 
 
 def cli_context() -> CallContext:
@@ -25,7 +78,7 @@ def given(options: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {key: options[key] for key in keys if options.get(key) is not None}
 
 
-class OperationCommand(BaseCommand):
+class OperationCommand(MemeshCommand):
     operation: ClassVar[Operation]
     json_help: ClassVar[str] = "Print the result as JSON."
 
@@ -54,16 +107,8 @@ class OperationCommand(BaseCommand):
         try:
             payload = json.loads(options["input"]) if options["input"] else self.payload(options)
         except json.JSONDecodeError as exc:
-            raise CommandError(f"--input is not JSON: {exc}") from None
-        try:
-            result = self.operation.run(payload, cli_context())
-        except MemeshError as exc:
-            if options["json"]:
-                # The same {errorCode, error} the other transports answer, and exit 1.
-                error = {"success": False, "errorCode": exc.error_code, "error": exc.message}
-                self.stdout.write(json.dumps(error, ensure_ascii=False))
-                raise SystemExit(1) from None
-            raise CommandError(str(exc)) from None
+            raise InvalidInput(f"--input is not JSON: {exc}") from None
+        result = self.operation.run(payload, cli_context())
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
         else:

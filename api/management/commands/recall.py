@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from graph.management.operation_command import OperationCommand, given
+from api.cli import OperationCommand, given
 from graph.ops.recall import RECALL
 
 # Observations longer than this are capped on display (storage and --json keep them whole).

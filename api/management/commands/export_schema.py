@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from api.cli import MemeshCommand
 from api.schema_export import FORMATS, SNAPSHOT_FILES, render
 
 
@@ -17,7 +18,7 @@ def default_snapshot_dir() -> Path:
     return Path(settings.BASE_DIR) / "docs" / "schema"
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     help = (
         "Print the memesh tools as MCP tool definitions or OpenAI function-calling tools "
         "(names prefixed memesh_), or check/regenerate the snapshots in docs/schema/."

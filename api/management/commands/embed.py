@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
+from api.cli import MemeshCommand
 from graph.embedding import provider
 from graph.indexing import vectors
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     help = "Embed every memory whose vector is missing or stale, without a worker."
 
     def add_arguments(self, parser: CommandParser) -> None:

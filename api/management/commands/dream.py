@@ -1,6 +1,7 @@
 """`memesh dream run|patterns|conflicts|list|show|accept|reject`: the dream workflow from the
 terminal. Each subcommand calls the same function as its REST route or Celery task; errors
-print the `{errorCode, error}` envelope with --json (else a message on stderr) and exit 1."""
+print the failure envelope on stderr with --json (else a message naming the errorCode) and
+exit 1 (api/cli.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import json
 import socket
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
-from graph.errors import InvalidInput, MemeshError
+from api.cli import MemeshCommand
+from api.envelope import Failure
+from graph.errors import InvalidInput
 from proposals import conflicts, dreamer, patterns, schemas, selectors, services
 from proposals.models import ReviewChannel
 from proposals.patterns import DEFAULT_MIN_SIGNAL
@@ -37,7 +40,7 @@ def _reviewer() -> str:
         return ""
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     help = "LLM cluster compactor, pattern detector and conflict judge, with review."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -81,17 +84,12 @@ class Command(BaseCommand):
         rej.add_argument("id", type=int)
         rej.add_argument("--reason", default="", help="Why (at most 500 characters).")
 
+    def error_text(self, failure: Failure) -> str:
+        return f"{failure.message} ({failure.error_code})"
+
     def handle(self, *args: Any, **options: Any) -> None:
-        as_json = bool(options.get("json"))
-        try:
-            result = getattr(self, f"_{options['action']}")(options)
-        except MemeshError as exc:
-            if as_json:
-                error = {"success": False, "errorCode": exc.error_code, "error": exc.message}
-                self.stdout.write(json.dumps(error, ensure_ascii=False))
-                raise SystemExit(1) from None
-            raise CommandError(f"{exc.message} ({exc.error_code})") from None
-        if as_json:
+        result = getattr(self, f"_{options['action']}")(options)
+        if options.get("json"):
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
         else:
             self.stdout.write(self._text(options["action"], result))

@@ -7,15 +7,21 @@ import json
 import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 from tqdm import tqdm
 
-from graph.errors import MemeshError
+from api.cli import MemeshCommand
+from graph.errors import InvalidParameter, MemeshError
 from graph.indexing import reindex
 from graph.models import Entity
 
 
-class Command(BaseCommand):
+class RetiredFlag(MemeshError):
+    error_code = "reindex.retired-flag"
+    http_status = 400
+
+
+class Command(MemeshCommand):
     help = "Regenerate vector embeddings for all entities (a new index generation, swapped in "
     "when complete), or rebuild the keyword index with --fts."
 
@@ -37,18 +43,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         as_json = options["json"]
         if options["vectors"]:
-            self._fail(
-                as_json,
-                "reindex.retired-flag",
+            raise RetiredFlag(
                 "--vectors was retired: a full reindex builds a new generation beside the live "
-                "index, so nothing needs consent to be dropped. Run `memesh reindex`.",
+                "index, so nothing needs consent to be dropped. Run `memesh reindex`."
             )
         if sum(bool(options[k]) for k in ("fts", "discard_generation", "namespace")) > 1:
-            self._fail(
-                as_json,
-                "validation.bad-param",
-                "--fts, --discard-generation and --namespace cannot be combined",
-            )
+            raise InvalidParameter("--fts, --discard-generation and --namespace cannot be combined")
         if options["fts"]:
             count = Entity.objects.index_rebuild()
             self._out(
@@ -67,15 +67,12 @@ class Command(BaseCommand):
             )
             self._out(as_json, info, text)
             return
-        try:
-            with self._progress(as_json) as bar:
-                update = bar.update if bar is not None else None
-                if options["namespace"]:
-                    result = reindex.reindex_namespace(options["namespace"], progress=update)
-                else:
-                    result = reindex.reindex_all(progress=update)
-        except MemeshError as exc:
-            self._fail(as_json, exc.error_code, exc.message)
+        with self._progress(as_json) as bar:
+            update = bar.update if bar is not None else None
+            if options["namespace"]:
+                result = reindex.reindex_namespace(options["namespace"], progress=update)
+            else:
+                result = reindex.reindex_all(progress=update)
         data = result.as_json()
         if as_json:
             self.stdout.write(json.dumps(data, indent=2))
@@ -128,9 +125,3 @@ class Command(BaseCommand):
 
     def _out(self, as_json: bool, data: dict[str, Any], text: str) -> None:
         self.stdout.write(json.dumps(data, indent=2) if as_json else text)
-
-    def _fail(self, as_json: bool, code: str, message: str) -> None:
-        if as_json:
-            self.stdout.write(json.dumps({"success": False, "errorCode": code, "error": message}))
-            raise SystemExit(1)
-        raise CommandError(message)

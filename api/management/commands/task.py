@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from graph.management.operation_command import PROJECT_HELP, OperationCommand, given
+from api.cli import PROJECT_HELP, OperationCommand, given
 from graph.ops.task_state import FIELDS, TASK_STATE, read_task_state, task_state_freshness
 
 

@@ -8,14 +8,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 from tqdm import tqdm
 
+from api.cli import MemeshCommand
+from graph.errors import InvalidParameter
 from graph.models import Namespace
 from graph.ops.bundle_io import Writer, bundle_write
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     help = "Export active memories to a portable JSON bundle (stdout, or --output FILE)."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -34,7 +36,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         limit = options["limit"]
         if limit is not None and limit < 1:
-            self._fail(options["json"], "--limit must be at least 1")
+            raise InvalidParameter("--limit must be at least 1")
         path = Path(options["output"]) if options["output"] else None
         bars: list[tqdm[Any]] = []
         show = _show_progress(options["json"])
@@ -54,7 +56,7 @@ class Command(BaseCommand):
                 with path.open("w", encoding="utf-8") as f:
                     written = self._write(f, options, progress, on_count)
         except OSError as exc:
-            self._fail(options["json"], f"Cannot write {path}: {exc}")
+            raise InvalidParameter(f"Cannot write {path}: {exc}") from None
         finally:
             for bar in bars:
                 bar.close()
@@ -80,13 +82,6 @@ class Command(BaseCommand):
             progress=progress,
             on_count=on_count,
         )
-
-    def _fail(self, as_json: bool, message: str) -> None:
-        if as_json:
-            err = {"success": False, "errorCode": "validation.bad-param", "error": message}
-            self.stdout.write(json.dumps(err))
-            raise SystemExit(1)
-        raise CommandError(message)
 
 
 class _Raw:

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from graph.management.operation_command import PROJECT_HELP, OperationCommand, given
+from api.cli import PROJECT_HELP, OperationCommand, given
 from graph.ops.briefing import BRIEFING
 
 

@@ -15,9 +15,10 @@ from typing import Any
 import anyio
 import anyio.to_thread
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 from django.db import connections
 
+from api.cli import MemeshCommand
 from graph.errors import MemeshError
 
 
@@ -68,7 +69,7 @@ def _migrate() -> None:
         connections.close_all()
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     # The handshake must not wait for system checks (they import every URL and view);
     # `memesh check` and `memesh doctor` run them.
     requires_system_checks: list[str] = []

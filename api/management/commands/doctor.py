@@ -10,14 +10,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
+from api.cli import MemeshCommand
 from graph import doctor
 
 MARKS = {"ok": "✓", "warn": "!", "fail": "✗"}
 
 
-class Command(BaseCommand):
+class Command(MemeshCommand):
     help = "Check the database, the embedder, the vector index and the indexes' consistency."
 
     def add_arguments(self, parser: CommandParser) -> None:

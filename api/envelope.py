@@ -1,0 +1,152 @@
+"""The one envelope every transport answers with, and the one mapping from exceptions to it.
+
+Success is `{"success": true, "data": ...}`; failure is
+`{"success": false, "errorCode", "error", "field"?}` (plus the reference's legacy extras on a
+few routes: `code`, `limit`, `hint`, `replacement`). REST sends the envelope as the body, the
+ASGI edge (rate limit, bearer check, /mcp without lifespan) sends the same bytes, MCP returns
+the failure JSON in-band with `isError: true`, and the CLI prints it on stderr with --json and
+exits 1. Each transport only chooses how to send a `Failure`; what an exception means is
+decided here, once (DESIGN §3).
+
+`errorCode` is the stable contract (the reference's "Stable error codes"); `error` is English
+prose and may be reworded.
+
+Bad input reaches this module as a `MemeshError` already: operations turn pydantic's
+ValidationError into InvalidInput where they parse (graph/ops/operation.py). A raw ValidationError
+arriving here is an output model failing, a server bug, so it is `server.internal` like any
+other unexpected exception.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import DisallowedHost
+from django.db import OperationalError
+from rest_framework import exceptions as drf
+
+from graph.errors import MemeshError
+
+logger = logging.getLogger(__name__)
+
+
+def ok(data: Any) -> dict[str, Any]:
+    """The success envelope around `data`."""
+    return {"success": True, "data": data}
+
+
+def ok_json(data_json: str) -> str:
+    """The success envelope around data already encoded as JSON (pydantic's own encoder)."""
+    return '{"success":true,"data":' + data_json + "}"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An error as every transport reports it: REST's HTTP status, the stable code, the
+    message, the field at fault (when one is), and a route's legacy extra keys."""
+
+    status: int
+    error_code: str
+    message: str
+    field: str | None = None
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def body(self) -> dict[str, Any]:
+        """The failure envelope."""
+        body: dict[str, Any] = {
+            "success": False,
+            "errorCode": self.error_code,
+            "error": self.message,
+        }
+        if self.field:
+            body["field"] = self.field
+        body.update(self.extra)
+        return body
+
+    def to_json(self) -> str:
+        """The failure envelope as one line of JSON (MCP's text block, the CLI's stderr, the
+        ASGI edge's body)."""
+        return json.dumps(self.body(), ensure_ascii=False)
+
+
+INTERNAL = Failure(500, "server.internal", "Internal server error")
+# SQLite gave up waiting for another writer (busy_timeout, DESIGN §4): the caller may retry.
+DATABASE_BUSY = Failure(503, "server.internal", "The database is busy; retry shortly")
+
+
+def _drf_failure(exc: drf.APIException) -> Failure:
+    if isinstance(exc, drf.ParseError):
+        return Failure(400, "validation.bad-body", f"Request body is not valid JSON: {exc.detail}")
+    if isinstance(exc, drf.MethodNotAllowed):
+        return Failure(405, "route.method-not-allowed", str(exc.detail))
+    return Failure(exc.status_code, "server.internal", str(exc.detail))
+
+
+def known_failure(exc: BaseException) -> Failure | None:
+    """What `exc` means to a caller, or None when it is unexpected (a bug, or a failure no
+    caller can act on)."""
+    if isinstance(exc, MemeshError):
+        return Failure(exc.http_status, exc.error_code, exc.message, exc.field)
+    if isinstance(exc, OperationalError) and "locked" in str(exc):
+        return DATABASE_BUSY
+    if isinstance(exc, drf.APIException):
+        return _drf_failure(exc)
+    if isinstance(exc, DisallowedHost):
+        # Loopback servers check the Host header so a web page cannot reach them through
+        # DNS rebinding; MEMESH_ALLOWED_HOSTS adds names.
+        return Failure(
+            400, "request.bad-host", "Host header not allowed (see MEMESH_ALLOWED_HOSTS)"
+        )
+    return None
+
+
+def failure_for(exc: BaseException, *, where: str) -> Failure:
+    """`known_failure(exc)`, else `server.internal` (500). Logs what an operator should see:
+    a busy database as a warning, an unexpected exception with its traceback. `where` names
+    the view, tool or command for the log."""
+    failure = known_failure(exc)
+    if failure is DATABASE_BUSY:
+        logger.warning("database busy in %s: %s", where, exc)
+    elif failure is None:
+        logger.exception("unexpected error in %s", where, exc_info=exc)
+        failure = INTERNAL
+    return failure
+
+
+# --- the envelope's OpenAPI schemas -------------------------------------------------------------
+
+
+def ok_schema(data_schema: dict[str, Any]) -> dict[str, Any]:
+    """The JSON Schema of a success envelope around `data_schema`."""
+    return {
+        "type": "object",
+        "required": ["success", "data"],
+        "properties": {"success": {"const": True}, "data": data_schema},
+    }
+
+
+def failure_schema(error_codes: list[str]) -> dict[str, Any]:
+    """The JSON Schema of the failure envelope (`Failure.body`), `errorCode` one of
+    `error_codes`."""
+    return {
+        "type": "object",
+        "description": "Every failure: a stable machine-readable `errorCode` and English prose.",
+        "required": ["success", "errorCode", "error"],
+        "properties": {
+            "success": {"const": False},
+            "errorCode": {"type": "string", "enum": error_codes},
+            "error": {"type": "string", "minLength": 1},
+            "field": {"type": "string", "description": "The input field at fault, when one is."},
+            "code": {
+                "type": "string",
+                "description": "Legacy code kept for `route.not-found` and `payload.too-large`.",
+            },
+            "limit": {"type": "string", "description": "The body limit (`payload.too-large`)."},
+            "hint": {"type": "string", "description": "What to do instead (`payload.too-large`)."},
+        },
+    }

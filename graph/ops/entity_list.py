@@ -1,0 +1,141 @@
+"""Listing and reading the graph's entities (GET /v1/entities and /v1/entities/<name>),
+serialised as recall serialises them.
+
+The listing is newest first (last write first, as recall's recent listing) and paginates with
+`limit` and `offset`; `total` counts every entity the filters match, so a client knows when it
+has read them all. A listing is not a search: no `match`, and no access is counted.
+
+Not an operation of the registry: the reference names these REST routes but no MCP tool, and
+the registry makes every operation a tool. The rules (bounds, the status and type filters)
+live here all the same, in `EntityListInput`, so a transport only hands over its parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from graph.errors import InvalidParameter, NotFound
+from graph.models import Entity, Status
+from graph.ops.entity_view import EntityOutput, entity_outputs
+from graph.ops.fields import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, MAX_TYPE, Output
+
+STATUS_ALL = "all"
+STATUSES = (Status.ACTIVE.value, Status.ARCHIVED.value, STATUS_ALL)
+
+
+def _bounded_int(name: str, raw: object, low: int, high: int | None) -> int:
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        value = raw
+    else:
+        try:
+            value = int(str(raw).strip())
+        except ValueError:
+            raise ValueError(f"{name} must be an integer (got {raw!r})") from None
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ValueError(f"{name} must be {bound} (got {value})")
+    return value
+
+
+class EntityListInput(BaseModel):
+    """The listing's parameters. Values may come as query-string text: integers are parsed,
+    status is case-insensitive, surrounding whitespace is ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    limit: int = Field(
+        default=DEFAULT_RECALL_LIMIT,
+        ge=1,
+        le=MAX_RECALL_LIMIT,
+        description=f"Entities per page, 1-{MAX_RECALL_LIMIT} (default {DEFAULT_RECALL_LIMIT}).",
+    )
+    offset: int = Field(default=0, ge=0, description="Entities to skip (default 0).")
+    status: Literal["active", "archived", "all"] = Field(
+        default="active", description="active (default), archived, or all."
+    )
+    type: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_TYPE,
+        description="Only entities of this exact type.",
+    )
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _limit(cls, raw: object) -> int:
+        return _bounded_int("limit", raw, 1, MAX_RECALL_LIMIT)
+
+    @field_validator("offset", mode="before")
+    @classmethod
+    def _offset(cls, raw: object) -> int:
+        return _bounded_int("offset", raw, 0, None)
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _status(cls, raw: object) -> str:
+        status = str(raw).strip().lower()
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {', '.join(STATUSES)} (got {status!r})")
+        return status
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _type(cls, raw: object) -> str | None:
+        if raw is None:
+            return None
+        type_ = str(raw).strip()
+        if not type_ or len(type_) > MAX_TYPE:
+            raise ValueError(
+                f"type must be a non-blank entity type of at most {MAX_TYPE} characters"
+            )
+        return type_
+
+
+class EntityListOutput(Output):
+    entities: list[EntityOutput] = Field(description="This page, newest first.")
+    total: int = Field(description="Entities matching the filters, on every page.")
+    limit: int
+    offset: int
+    truncated: bool = Field(description="Whether entities remain after this page.")
+
+
+def entity_list_input(params: Mapping[str, str]) -> EntityListInput:
+    """The listing's input from query parameters; other parameters are ignored. A bad value is
+    `validation.bad-param` naming it (the reference's code for a query parameter)."""
+    known = {name: params[name] for name in EntityListInput.model_fields if name in params}
+    try:
+        return EntityListInput.model_validate(known)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        message = error["msg"].removeprefix("Value error, ")
+        raise InvalidParameter(message, field=str(error["loc"][0])) from None
+
+
+def entity_list(*, data: EntityListInput) -> EntityListOutput:
+    entities = Entity.objects.all()
+    if data.status != STATUS_ALL:
+        entities = entities.filter(status=data.status)
+    if data.type is not None:
+        entities = entities.filter(type=data.type)
+    total = entities.count()
+    page = entities.order_by("-updated_at", "-id").values_list("id", flat=True)
+    ids = list(page[data.offset : data.offset + data.limit])
+    return EntityListOutput.model_construct(
+        entities=entity_outputs(Entity.objects.documents(ids)),
+        total=total,
+        limit=data.limit,
+        offset=data.offset,
+        truncated=data.offset + len(ids) < total,
+    )
+
+
+def entity_get(*, name: str) -> EntityOutput:
+    """One entity by name, archived or not."""
+    entity_id = Entity.objects.id_for_name(name)
+    if entity_id is None:
+        raise NotFound(f'No entity named "{name}"', field="name")
+    [entity] = entity_outputs(Entity.objects.documents([entity_id]))
+    return entity
