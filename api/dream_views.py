@@ -41,7 +41,7 @@ class ProposalDetailView(APIView):
 class ProposalAcceptView(APIView):
     def post(self, request: Request, proposal_id: int) -> Response:
         return _ok(
-            services.accept_proposal(
+            services.proposal_accept(
                 proposal_id, channel=ReviewChannel.API, origin=_origin(request)
             )
         )
@@ -51,7 +51,7 @@ class ProposalRejectView(APIView):
     def post(self, request: Request, proposal_id: int) -> Response:
         data = schemas.parse(schemas.RejectInput, request.data)
         return _ok(
-            services.reject_proposal(
+            services.proposal_reject(
                 proposal_id, reason=data.reason, channel=ReviewChannel.API, origin=_origin(request)
             )
         )

@@ -182,6 +182,13 @@ OLLAMA_HOST = envstr("OLLAMA_HOST", "")
 # process; the bearer token of a remote listener (else MEMESH_HOME/remote-token); requests a
 # minute per client address (None: only a remote listener is limited, by default).
 MEMESH_HTTP_THREADS = envint("MEMESH_HTTP_THREADS", 8)
+# `memesh serve`'s flag defaults: where it listens, whether a non-loopback host is allowed,
+# how many server processes share the port, and whether it starts the background worker.
+MEMESH_HTTP_HOST = envstr("MEMESH_HTTP_HOST", "127.0.0.1")
+MEMESH_HTTP_PORT = envint("MEMESH_HTTP_PORT", 3737)
+MEMESH_HTTP_ALLOW_REMOTE = envbool("MEMESH_HTTP_ALLOW_REMOTE", False)
+MEMESH_HTTP_WORKERS = envint("MEMESH_HTTP_WORKERS", 2)
+MEMESH_WORKER = envbool("MEMESH_WORKER", True)
 MEMESH_REMOTE_TOKEN = envstr("MEMESH_REMOTE_TOKEN", "")
 MEMESH_RATE_LIMIT_PER_MINUTE = envfloat_or_none("MEMESH_RATE_LIMIT_PER_MINUTE")
 

@@ -54,7 +54,7 @@ class ProposalReviewInline(admin.TabularInline):
 def _accept(request: HttpRequest, proposal_id: int) -> str | None:
     """Accept one proposal; None when it was applied, else the reason it was refused."""
     try:
-        services.accept_proposal(
+        services.proposal_accept(
             proposal_id,
             channel=ReviewChannel.ADMIN,
             reviewer=request.user.get_username(),
@@ -67,7 +67,7 @@ def _accept(request: HttpRequest, proposal_id: int) -> str | None:
 
 def _reject(request: HttpRequest, proposal_id: int, reason: str) -> str | None:
     try:
-        services.reject_proposal(
+        services.proposal_reject(
             proposal_id,
             reason=reason,
             channel=ReviewChannel.ADMIN,

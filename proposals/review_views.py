@@ -162,7 +162,7 @@ def _refused(
 @reviewer_required
 def accept(request: HtmxHttpRequest, proposal_id: int) -> HttpResponse:
     try:
-        result = services.accept_proposal(
+        result = services.proposal_accept(
             proposal_id,
             channel=ReviewChannel.HTMX,
             reviewer=request.user.get_username(),
@@ -182,7 +182,7 @@ def reject(request: HtmxHttpRequest, proposal_id: int) -> HttpResponse:
     if not form.is_valid():
         return _refused(request, proposal_id, form.error_text(), form)
     try:
-        services.reject_proposal(
+        services.proposal_reject(
             proposal_id,
             reason=form.cleaned_data["reason"],
             channel=ReviewChannel.HTMX,

@@ -158,7 +158,7 @@ def _refuse(proposal: Proposal, review: _Review) -> OperationFailed:
     )
 
 
-def accept_proposal(
+def proposal_accept(
     proposal_id: int, *, channel: str, reviewer: str = "", origin: str = ""
 ) -> dict[str, Any]:
     """Apply a pending proposal (the reference's accept):
@@ -207,7 +207,7 @@ def accept_proposal(
     return result
 
 
-def reject_proposal(
+def proposal_reject(
     proposal_id: int, *, reason: str = "", channel: str, reviewer: str = "", origin: str = ""
 ) -> dict[str, Any]:
     """Mark a pending proposal rejected, recording why; the source memories are untouched."""
@@ -230,11 +230,6 @@ def reject_proposal(
         proposal.refresh_from_db()
         raise _refuse(proposal, review)
     return {"id": proposal.pk, "status": ProposalStatus.REJECTED.value}
-
-
-# Names in the style guide's `<thing>_<verb>` form, for callers that prefer them.
-proposal_accept = accept_proposal
-proposal_reject = reject_proposal
 
 
 # --- applying each kind (inside accept's transaction) ----------------------------------------

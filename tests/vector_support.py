@@ -39,7 +39,7 @@ def use_embedder(monkeypatch: pytest.MonkeyPatch, provider: str, **env: str) -> 
         name = key.upper()
         typed = {"DIMENSIONS": int, "TIMEOUT": float}.get(name, str)(value)
         monkeypatch.setattr(settings, f"MEMESH_EMBEDDER_{name}", typed)
-    vectors._query_cache.clear()
+    vectors.query_cache_clear()
 
 
 def use_fake_openai(

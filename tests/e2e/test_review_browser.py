@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from graph.models import Entity, Status
 from proposals.models import Proposal, ProposalReview, ProposalStatus
-from proposals.services import accept_proposal
+from proposals.services import proposal_accept
 from tests.dreams import source_statuses, stage_digest
 from tests.processes import ROOT
 
@@ -158,7 +158,7 @@ def test_an_accept_that_is_refused_shows_the_reason_in_the_card(
     page = context.new_page()
     log_in(page, base)
     # Someone else accepts it (from the CLI) while the page is open.
-    accept_proposal(proposal.pk, channel="cli", reviewer="other")
+    proposal_accept(proposal.pk, channel="cli", reviewer="other")
     page.locator(f"#proposal-{proposal.pk}").get_by_role("button", name="Accept").click()
     error = page.locator(f"#proposal-{proposal.pk} .error")
     error.wait_for()

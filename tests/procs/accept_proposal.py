@@ -1,6 +1,6 @@
 """Accept one proposal in this process: `accept_proposal.py PROPOSAL_ID`.
 
-Calls proposals.services.accept_proposal (channel cli) against the database named by
+Calls proposals.services.proposal_accept (channel cli) against the database named by
 MEMESH_HOME / MEMESH_DB_PATH and prints the result as JSON; exits non-zero on an exception.
 """
 
@@ -20,9 +20,9 @@ def main() -> None:
     import django
 
     django.setup()
-    from proposals.services import accept_proposal
+    from proposals.services import proposal_accept
 
-    result = accept_proposal(int(sys.argv[1]), channel="cli", reviewer="crash-test")
+    result = proposal_accept(int(sys.argv[1]), channel="cli", reviewer="crash-test")
     sys.stdout.write(json.dumps(result) + "\n")
 
 

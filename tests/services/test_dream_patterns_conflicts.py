@@ -13,7 +13,7 @@ from graph.models import Entity
 from proposals.conflicts import conflict_candidates, dream_conflicts
 from proposals.models import JudgedPair, Proposal, ProposalKind
 from proposals.patterns import dream_patterns
-from proposals.services import accept_proposal
+from proposals.services import proposal_accept
 from tests.dreams import llm_provider
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 from tests.helpers import remember
@@ -131,7 +131,7 @@ def test_a_supersedes_verdict_is_staged_with_the_survivor_first_and_accepted(llm
     assert JudgedPair.objects.get().verdict == "SUPERSEDES"
     assert dream_conflicts()["candidates"] == 0  # judged: never paid for again
 
-    accept_proposal(proposal.pk, channel="api")
+    proposal_accept(proposal.pk, channel="api")
     assert Entity.objects.get(name="cache-v1").status == "archived"
 
 

@@ -14,7 +14,7 @@ from graph.models import Entity, Relation
 from proposals.config import config_update
 from proposals.dreamer import dream_run
 from proposals.models import Proposal, ProposalKind, ProposalStatus
-from proposals.services import accept_proposal
+from proposals.services import proposal_accept
 from tests.dreams import DIGEST, commits
 from tests.fakes.llm_servers import LLMReply
 from tests.helpers import remember
@@ -51,7 +51,7 @@ def test_twelve_commits_of_one_project_become_one_pending_digest(llm):
     # Nothing changed in the graph until a person accepts.
     assert Entity.objects.filter(status="active").count() == 12
 
-    accepted = accept_proposal(proposal.pk, channel="admin", reviewer="ana")
+    accepted = proposal_accept(proposal.pk, channel="admin", reviewer="ana")
 
     assert accepted["sourcesArchived"] == 12
     assert Entity.objects.filter(name__in=names, status="archived").count() == 12

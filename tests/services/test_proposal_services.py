@@ -12,7 +12,7 @@ from graph.models import Entity, Relation, Status
 from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
 from proposals.models import Proposal, ProposalKind, ProposalReview, ProposalStatus
 from proposals.selectors import proposal_detail, proposal_list, proposal_sources
-from proposals.services import accept_proposal, proposal_stage, reject_proposal
+from proposals.services import proposal_accept, proposal_reject, proposal_stage
 from tests.helpers import forget, names, recall, remember
 from tests.rest import fts_count
 
@@ -71,7 +71,7 @@ def test_accepting_a_digest_creates_it_links_and_archives_its_sources():
     ids = commits(6)
     proposal = digest(ids)
 
-    result = accept_proposal(proposal.pk, channel="cli", reviewer="ana", origin="laptop")
+    result = proposal_accept(proposal.pk, channel="cli", reviewer="ana", origin="laptop")
 
     assert result == {
         "proposalId": proposal.pk,
@@ -104,11 +104,11 @@ def test_accepting_a_digest_creates_it_links_and_archives_its_sources():
 
 def test_a_second_accept_fails_cleanly_and_changes_nothing():
     proposal = digest(commits(5))
-    accept_proposal(proposal.pk, channel="api")
+    proposal_accept(proposal.pk, channel="api")
     entities_before = Entity.objects.count()
 
     with pytest.raises(OperationFailed, match="not pending"):
-        accept_proposal(proposal.pk, channel="htmx", reviewer="bo")
+        proposal_accept(proposal.pk, channel="htmx", reviewer="bo")
 
     assert Entity.objects.count() == entities_before
     proposal.refresh_from_db()
@@ -120,7 +120,7 @@ def test_a_digest_name_already_taken_gets_a_free_one_instead_of_appending():
     remember("digest-alpha-week", "an unrelated memory")
     proposal = digest(commits(5))
 
-    result = accept_proposal(proposal.pk, channel="api")
+    result = proposal_accept(proposal.pk, channel="api")
 
     assert result["digestEntityName"] == "digest-alpha-week-2"
     assert [
@@ -131,11 +131,11 @@ def test_a_digest_name_already_taken_gets_a_free_one_instead_of_appending():
 def test_a_digest_claims_only_sources_still_active_and_unsummarised():
     ids = commits(6)
     first = digest(ids[:3], name="digest-first")
-    accept_proposal(first.pk, channel="api")
+    proposal_accept(first.pk, channel="api")
     forget("commit-alpha-3")
     second = digest(ids, name="digest-second")
 
-    result = accept_proposal(second.pk, channel="api")
+    result = proposal_accept(second.pk, channel="api")
 
     assert result["sourcesArchived"] == 2
     linked = Relation.objects.filter(from_entity__name="digest-second", type="summarizes")
@@ -149,7 +149,7 @@ def test_a_proposal_that_can_no_longer_claim_any_source_is_refused_and_rejected(
     proposal = digest(ids)
 
     with pytest.raises(OperationFailed, match="marked rejected"):
-        accept_proposal(proposal.pk, channel="admin", reviewer="ana")
+        proposal_accept(proposal.pk, channel="admin", reviewer="ana")
 
     proposal.refresh_from_db()
     assert proposal.status == ProposalStatus.REJECTED
@@ -174,7 +174,7 @@ def test_accepting_a_pattern_links_its_evidence_and_archives_nothing():
         },
     )
 
-    result = accept_proposal(proposal.pk, channel="api")
+    result = proposal_accept(proposal.pk, channel="api")
 
     assert result == {
         "proposalId": proposal.pk,
@@ -197,7 +197,7 @@ def test_accepting_a_supersedes_verdict_archives_the_superseded_memory_like_reme
     remember("cache-v2", "We moved session caching from memcached to redis", type="decision")
     proposal = relation("cache-v2", "cache-v1", "supersedes", "SUPERSEDES")
 
-    result = accept_proposal(proposal.pk, channel="api")
+    result = proposal_accept(proposal.pk, channel="api")
 
     assert result == {
         "proposalId": proposal.pk,
@@ -219,7 +219,7 @@ def test_accepting_a_contradicts_verdict_relates_and_archives_nothing():
     remember("spaces", "We indent with four spaces", type="decision")
     proposal = relation("tabs", "spaces", "contradicts", "CONTRADICTS")
 
-    result = accept_proposal(proposal.pk, channel="api")
+    result = proposal_accept(proposal.pk, channel="api")
 
     assert result["sourcesArchived"] == 0
     assert Relation.objects.filter(type="contradicts").count() == 1
@@ -234,7 +234,7 @@ def test_a_relation_whose_endpoint_is_archived_is_refused_loudly_and_rejected():
     forget("b-rule")
 
     with pytest.raises(OperationFailed, match="active"):
-        accept_proposal(proposal.pk, channel="api")
+        proposal_accept(proposal.pk, channel="api")
 
     proposal.refresh_from_db()
     assert proposal.status == ProposalStatus.REJECTED
@@ -245,7 +245,7 @@ def test_reject_leaves_the_sources_untouched_and_records_the_reason():
     ids = commits(5)
     proposal = digest(ids)
 
-    result = reject_proposal(proposal.pk, reason="too vague", channel="htmx", reviewer="ana")
+    result = proposal_reject(proposal.pk, reason="too vague", channel="htmx", reviewer="ana")
 
     assert result == {"id": proposal.pk, "status": "rejected"}
     assert set(Entity.objects.filter(pk__in=ids).values_list("status", flat=True)) == {"active"}
@@ -255,9 +255,9 @@ def test_reject_leaves_the_sources_untouched_and_records_the_reason():
     [review] = proposal.reviews.all()
     assert (review.action, review.outcome, review.reason) == ("reject", "rejected", "too vague")
     with pytest.raises(OperationFailed):
-        accept_proposal(proposal.pk, channel="api")
+        proposal_accept(proposal.pk, channel="api")
     with pytest.raises(OperationFailed):
-        reject_proposal(proposal.pk, channel="api")
+        proposal_reject(proposal.pk, channel="api")
     assert ProposalReview.objects.filter(outcome="refused").count() == 2
 
 
@@ -265,7 +265,7 @@ def test_reject_refuses_a_reason_over_500_characters():
     proposal = digest(commits(5))
 
     with pytest.raises(InvalidInput, match="500"):
-        reject_proposal(proposal.pk, reason="x" * 501, channel="api")
+        proposal_reject(proposal.pk, reason="x" * 501, channel="api")
 
     proposal.refresh_from_db()
     assert proposal.status == ProposalStatus.PENDING
@@ -273,9 +273,9 @@ def test_reject_refuses_a_reason_over_500_characters():
 
 def test_missing_proposals_are_not_found():
     with pytest.raises(NotFound):
-        accept_proposal(999, channel="api")
+        proposal_accept(999, channel="api")
     with pytest.raises(NotFound):
-        reject_proposal(999, channel="api")
+        proposal_reject(999, channel="api")
     with pytest.raises(NotFound):
         proposal_detail(999)
 
@@ -296,7 +296,7 @@ def test_a_failure_mid_accept_leaves_the_graph_and_the_proposal_as_they_were(mon
 
     monkeypatch.setattr(services, "entity_forget", failing)
     with pytest.raises(RuntimeError):
-        accept_proposal(proposal.pk, channel="api")
+        proposal_accept(proposal.pk, channel="api")
 
     assert set(Entity.objects.filter(pk__in=ids).values_list("status", flat=True)) == {"active"}
     assert not Entity.objects.filter(name="digest-alpha-week").exists()

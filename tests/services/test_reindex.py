@@ -49,9 +49,9 @@ OVERLOADED = Reply(status=503, headers={"Retry-After": "0"})
 @pytest.fixture(autouse=True)
 def _fresh_query_cache() -> Iterator[None]:
     """Query vectors are cached per process; one test's cache must not answer another's."""
-    vectors._query_cache.clear()
+    vectors.query_cache_clear()
     yield
-    vectors._query_cache.clear()
+    vectors.query_cache_clear()
 
 
 @pytest.fixture

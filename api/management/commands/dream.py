@@ -129,12 +129,12 @@ class Command(MemeshCommand):
         return detail
 
     def _accept(self, o: dict[str, Any]) -> dict[str, Any]:
-        return services.accept_proposal(
+        return services.proposal_accept(
             o["id"], channel=ReviewChannel.CLI, reviewer=_reviewer(), origin=socket.gethostname()
         )
 
     def _reject(self, o: dict[str, Any]) -> dict[str, Any]:
-        return services.reject_proposal(
+        return services.proposal_reject(
             o["id"],
             reason=o["reason"],
             channel=ReviewChannel.CLI,

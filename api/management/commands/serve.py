@@ -20,7 +20,6 @@ from django.core.management.base import CommandError, CommandParser
 
 from api.cli import MemeshCommand
 from memesh_site import lifecycle, remote_auth
-from memesh_site.env import envbool, envint, envstr
 from memesh_site.remote_auth import is_loopback
 
 API_PATH = "/v1"
@@ -32,7 +31,6 @@ WORKERS_ENV = "MEMESH_HTTP_WORKERS"
 # Two processes use both cores of a small machine for concurrent clients (one process serves
 # one request at a time under the GIL); each costs its own Django and, once a query is
 # embedded, its own copy of the model.
-DEFAULT_WORKERS = 2
 MAX_WORKERS = 32
 
 
@@ -58,12 +56,12 @@ class Command(MemeshCommand):
     help = "Run the memesh HTTP server (REST under /v1, MCP at /mcp) on 127.0.0.1:3737."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--host", default=envstr("MEMESH_HTTP_HOST", "127.0.0.1"))
-        parser.add_argument("--port", type=int, default=envint("MEMESH_HTTP_PORT", 3737))
+        parser.add_argument("--host", default=settings.MEMESH_HTTP_HOST)
+        parser.add_argument("--port", type=int, default=settings.MEMESH_HTTP_PORT)
         parser.add_argument(
             "--allow-remote",
             action="store_true",
-            default=envbool("MEMESH_HTTP_ALLOW_REMOTE", False),
+            default=settings.MEMESH_HTTP_ALLOW_REMOTE,
             help="Allow a non-loopback --host; every /v1 and /mcp request of that listener then "
             "needs 'Authorization: Bearer <token>' (MEMESH_REMOTE_TOKEN or "
             "$MEMESH_HOME/remote-token).",
@@ -71,8 +69,8 @@ class Command(MemeshCommand):
         parser.add_argument(
             "--workers",
             type=int,
-            default=envint(WORKERS_ENV, DEFAULT_WORKERS),
-            help=f"Server processes sharing the port (default {DEFAULT_WORKERS}; "
+            default=settings.MEMESH_HTTP_WORKERS,
+            help="Server processes sharing the port (default 2; "
             f"{WORKERS_ENV}). SQLite in WAL mode serves them all; more than one makes /mcp "
             "stateless (no server-initiated stream).",
         )
@@ -87,7 +85,7 @@ class Command(MemeshCommand):
         parser.add_argument(
             "--no-worker",
             action="store_true",
-            default=not envbool("MEMESH_WORKER", True),
+            default=not settings.MEMESH_WORKER,
             help="Do not start the background worker (embedding); run `memesh worker` yourself.",
         )
 
