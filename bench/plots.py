@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import report_render
+from bench.report_format import size_label
 
 
 def make_plots(results: dict[str, Any], plot_dir: Path) -> None:
@@ -50,7 +51,7 @@ def plot_recall(plt: Any, data: dict[str, Any]) -> Any:
                     ys.append(rows[words]["recall"][pct] if words in rows else float("nan"))
                 ax.plot(xs, ys, style, color=f"C{colour}", label=f"{words}-word {pct}")
         ax.set_xscale("log")
-        ax.set_xticks(xs, [report_render.size_label(x) for x in xs])
+        ax.set_xticks(xs, [size_label(x) for x in xs])
         ax.minorticks_off()
         ax.set_xlabel("memories")
         ax.set_title(f"{title} recall latency")
