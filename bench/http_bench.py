@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.http_bench --embedder local    # hybrid recall (vectors built first)
     .venv/bin/python -m bench.http_bench --json
 
-1. Seeds N memories (bench/recall_bench.py's corpus) through the service layer into a fresh
+1. Seeds N memories (bench/corpus.py) through the service layer into a fresh
    database, and with an embedder builds their vectors.
 2. Starts `memesh serve --no-worker [--workers N]` on a free loopback port against that
    database.
@@ -36,7 +36,7 @@ from typing import Any
 
 import httpx
 
-from bench.recall_bench import Corpus
+from bench.corpus import Corpus
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -5,7 +5,7 @@
 
 1. Starts `memesh mcp` in a fresh MEMESH_HOME with `mcp.Client(StdioServerParameters(...))`
    (the initialize handshake, as agent hosts do) and times the connection.
-2. Calls the `remember` tool `--calls` times, one memory each (bench/recall_bench.py's corpus),
+2. Calls the `remember` tool `--calls` times, one memory each (bench/corpus.py),
    then `recall` `--recalls` times with 1-, 3- and 8-word queries mixed, after a few warm-up
    calls of each; every call awaited before the next, as an agent does.
 3. Prints p50/p95/p99 per tool (or JSON with --json), and the count of calls answered with
@@ -28,7 +28,8 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters, types
 
-from bench.recall_bench import Corpus, summary_ms
+from bench.corpus import Corpus
+from bench.measure import summary_ms
 
 REPO = Path(__file__).resolve().parent.parent
 

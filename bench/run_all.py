@@ -11,9 +11,10 @@ sections and keeps the others' results. The page is rendered from that file alon
 (bench/report_render.py), plots beside it as PNG.
 
 Seeded recall databases are cached under $MEMESH_BENCH_CACHE (default
-~/.cache/memesh-bench), keyed by size, seed, the recall bench's source and the migrations, so
-a re-run does not spend minutes seeding and embedding again; the seeding's own figures are
-kept beside each database and shown as such. --fresh ignores the cache.
+~/.cache/memesh-bench), keyed by size, seed, the source of the recall bench and of its corpus,
+and the migrations, so a re-run does not spend minutes seeding and embedding again; the
+seeding's own figures are kept beside each database and shown as such. --fresh ignores the
+cache.
 
 Full run on the 2-core reference machine, estimated: recall ~15 min with an empty cache (10k
 embedding ~4 min, 100k seeding ~2.5 min + 5k embedded), ~4 min cached; http ~2 min; mcp ~1
@@ -24,12 +25,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.metadata
 import json
-import os
-import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,18 +36,15 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from bench import http_bench, recall_bench, report_render
+from bench import facts, report_render
 from bench.bundle_roundtrip import synthetic_bundle
+from bench.plots import make_plots
+from bench.runner import PYTHON_SHOWN, Runner, cache_dir, memesh, memesh_env, script, scrub
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
-PYTHON_SHOWN = ".venv/bin/python"
 MEASURED_CODE = ("graph", "memesh_site", "api")
 SECTIONS = report_render.SECTION_ORDER
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("MEMESH_BENCH_CACHE", "~/.cache/memesh-bench")).expanduser()
 
 
 @dataclass(frozen=True)
@@ -103,97 +97,6 @@ QUICK = Sizes(
 )
 
 
-# --- running things ----------------------------------------------------------------------------
-
-
-@dataclass
-class Run:
-    stdout: str
-    seconds: float
-    peak_rss_mb: float
-    returncode: int
-
-
-class Runner:
-    """Runs benchmark subprocesses; records each command, shown with portable paths."""
-
-    def __init__(self, verbose: bool, log_dir: Path) -> None:
-        self.verbose = verbose
-        self.log_dir = log_dir
-        self.steps: list[str] = []
-
-    def shown(self, args: list[str]) -> str:
-        out = []
-        for arg in args:
-            arg = arg.replace(sys.executable, PYTHON_SHOWN)
-            arg = arg.replace(str(cache_dir()), "$MEMESH_BENCH_CACHE")
-            arg = arg.replace(str(REPO) + os.sep, "")
-            out.append(arg)
-        return " ".join(out)
-
-    def run(self, args: list[str], env: dict[str, str] | None = None, check: bool = True) -> Run:
-        """Run `args` from the repository root; its stderr goes to a log (or through, -v)."""
-        self.steps.append(self.shown(args))
-        log = self.log_dir / f"step-{len(self.steps)}.log"
-        with log.open("wb") as err:
-            start = time.perf_counter()
-            proc = subprocess.Popen(
-                args,
-                cwd=REPO,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=None if self.verbose else err,
-            )
-            assert proc.stdout is not None
-            stdout = proc.stdout.read().decode()
-            # wait4, not wait: its rusage gives this child's peak RSS (ru_maxrss, KiB on Linux).
-            _, status, usage = os.wait4(proc.pid, 0)
-            seconds = time.perf_counter() - start
-        code = os.waitstatus_to_exitcode(status)
-        if check and code != 0:
-            tail = log.read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"`{self.shown(args)}` exited {code}: {tail}")
-        return Run(stdout, round(seconds, 2), round(usage.ru_maxrss / 1024, 1), code)
-
-    def json(self, args: list[str], env: dict[str, str] | None = None) -> Any:
-        return json.loads(self.run(args, env).stdout)
-
-
-def scrub(value: Any) -> Any:
-    """`value` with this machine's paths (interpreter, cache, repository, temp, home) replaced,
-    so nothing machine-specific lands in the repository's results.json."""
-    if isinstance(value, dict):
-        return {k: scrub(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [scrub(v) for v in value]
-    if not isinstance(value, str):
-        return value
-    for path, shown in (
-        (sys.executable, PYTHON_SHOWN),
-        (str(cache_dir()), "$MEMESH_BENCH_CACHE"),
-        (str(REPO) + os.sep, ""),
-        (str(REPO), "."),
-        (tempfile.gettempdir(), "$TMP"),
-        (str(Path.home()), "~"),
-    ):
-        value = value.replace(path, shown)
-    return value
-
-
-def memesh_env(home: Path, embedder: str) -> dict[str, str]:
-    return http_bench.env(home, embedder)
-
-
-def script(name: str, *args: Any) -> list[str]:
-    """The command line of `python -m bench.<name> ARGS` (Runner.run starts it in REPO)."""
-    return [sys.executable, "-m", f"bench.{name}", *map(str, args)]
-
-
-def memesh(*args: Any) -> list[str]:
-    return [sys.executable, "-m", "memesh_site.cli", *map(str, args)]
-
-
 # --- sections ----------------------------------------------------------------------------------
 
 
@@ -208,7 +111,10 @@ def _fingerprint(*paths: Path) -> str:
 
 
 def recall_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
-    key = _fingerprint(BENCH / "recall_bench.py", REPO / "graph" / "migrations")
+    # Whatever decides a seeded database's contents: the corpus, the seeding, the schema.
+    key = _fingerprint(
+        BENCH / "recall_bench.py", BENCH / "corpus.py", REPO / "graph" / "migrations"
+    )
     out = []
     for n in sizes.recall:
         at_most = sizes.embed_at_most.get(n)
@@ -386,161 +292,6 @@ SECTION_FUNCS: dict[str, Callable[[Sizes, Runner, bool], dict[str, Any]]] = {
 }
 
 
-# --- facts about the machine and the code ------------------------------------------------------
-
-
-def git_commit() -> str:
-    """Short HEAD, with +changes when the measured code differs from it."""
-    return recall_bench.git_commit(MEASURED_CODE)
-
-
-def _proc_field(path: str, name: str) -> str | None:
-    try:
-        for line in Path(path).read_text().splitlines():
-            if line.startswith(name):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
-def machine() -> dict[str, Any]:
-    mem_kb = _proc_field("/proc/meminfo", "MemTotal")
-    try:
-        import pysqlite3.dbapi2 as sqlite3  # the driver memesh runs on (DESIGN §10)
-
-        driver = "pysqlite3"
-    except ImportError:
-        import sqlite3
-
-        driver = "sqlite3"
-    try:
-        vec = importlib.metadata.version("sqlite-vec")
-    except importlib.metadata.PackageNotFoundError:
-        vec = None
-    return {
-        "cpu_model": _proc_field("/proc/cpuinfo", "model name") or platform.processor() or None,
-        "cores": os.cpu_count(),
-        "ram_gb": round(int(mem_kb.split()[0]) / 2**20, 1) if mem_kb else None,
-        "os": platform.platform(),
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
-        "driver": driver,
-        "sqlite_vec": vec,
-    }
-
-
-# --- plots -------------------------------------------------------------------------------------
-
-
-def make_plots(results: dict[str, Any], plot_dir: Path) -> None:
-    """One PNG per section that has figures to draw; names stored in the section."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    makers = {
-        "recall": plot_recall,
-        "http": plot_http,
-        "writers": plot_writers,
-        "quality": plot_quality,
-    }
-    for name, maker in makers.items():
-        section = results["sections"].get(name)
-        if not section or section.get("error"):
-            continue
-        fig = maker(plt, section["data"])
-        if fig is None:
-            section["plots"] = []
-            continue
-        filename = f"{name}.png"
-        fig.savefig(plot_dir / filename, dpi=110, bbox_inches="tight")
-        plt.close(fig)
-        section["plots"] = [filename]
-
-
-def plot_recall(plt: Any, data: dict[str, Any]) -> Any:
-    sizes = data["sizes"]
-    if not sizes:
-        return None
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    xs = [s["entities"] for s in sizes]
-    for ax, kind, title in ((axes[0], "recall", "keyword"), (axes[1], "hybrid", "hybrid")):
-        for colour, words in enumerate(report_render.QUERY_SIZES):
-            for pct, style in (("p50", "-o"), ("p95", ":")):
-                ys = []
-                for s in sizes:
-                    rows = {r["words"]: r for r in s["bench"].get(kind) or []}
-                    ys.append(rows[words]["recall"][pct] if words in rows else float("nan"))
-                ax.plot(xs, ys, style, color=f"C{colour}", label=f"{words}-word {pct}")
-        ax.set_xscale("log")
-        ax.set_xticks(xs, [report_render.size_label(x) for x in xs])
-        ax.minorticks_off()
-        ax.set_xlabel("memories")
-        ax.set_title(f"{title} recall latency")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("ms")
-    axes[1].legend(fontsize=7)
-    return fig
-
-
-def plot_http(plt: Any, data: dict[str, Any]) -> Any:
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for kind in ("recall", "remember"):
-        rows = data.get(kind, [])
-        clients = [r["clients"] for r in rows]
-        axes[0].plot(clients, [r["per_second"] for r in rows], "-o", label=kind)
-        axes[1].plot(clients, [r["p99"] for r in rows], "-o", label=f"{kind} p99")
-        axes[1].plot(clients, [r["p50"] for r in rows], ":", label=f"{kind} p50")
-    axes[0].set_title("requests/s")
-    axes[1].set_title("latency (ms)")
-    for ax in axes:
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(clients, [str(c) for c in clients])
-        ax.minorticks_off()
-        ax.set_xlabel("concurrent clients")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    return fig
-
-
-def plot_writers(plt: Any, data: dict[str, Any]) -> Any:
-    levels = [r for r in data.get("levels", []) if r.get("per_second") is not None]
-    if not levels:
-        return None
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    xs = [r["writers"] for r in levels]
-    axes[0].plot(xs, [r["per_second"] for r in levels], "-o")
-    axes[0].set_title("remembers/s, all writers")
-    axes[1].plot(xs, [r.get("p99") or float("nan") for r in levels], "-o", label="p99")
-    axes[1].plot(xs, [r.get("p50") or float("nan") for r in levels], ":", label="p50")
-    axes[1].set_title("write latency (ms)")
-    axes[1].legend(fontsize=8)
-    for ax in axes:
-        ax.set_xlabel("writer processes")
-        ax.grid(alpha=0.3)
-    return fig
-
-
-def plot_quality(plt: Any, data: dict[str, Any]) -> Any:
-    results = data.get("results", {})
-    if not results:
-        return None
-    groups = list(next(iter(results.values()))["groups"])
-    fig, ax = plt.subplots(figsize=(10, 4))
-    width = 0.8 / len(results)
-    for i, (strategy, result) in enumerate(results.items()):
-        values = [result["groups"][g]["forward"]["hit@5"] for g in groups]
-        ax.bar([x + i * width for x in range(len(groups))], values, width, label=strategy)
-    ax.set_xticks([x + width * (len(results) - 1) / 2 for x in range(len(groups))], groups)
-    ax.set_ylabel("hit@5")
-    ax.set_ylim(0, 1.05)
-    ax.set_title("retrieval quality by query kind")
-    ax.legend(fontsize=8)
-    return fig
-
-
 # --- main --------------------------------------------------------------------------------------
 
 
@@ -609,8 +360,8 @@ def main(argv: list[str] | None = None) -> int:
             section: dict[str, Any] = {
                 "quick": args.quick,
                 "date": date.today().isoformat(),
-                "machine": machine(),
-                "commit": git_commit(),
+                "machine": facts.machine(),
+                "commit": facts.git_commit(MEASURED_CODE),
                 "command": command_for(name, args),
             }
             started = time.perf_counter()
@@ -623,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
                     failed.append(name)
             section["seconds"] = round(time.perf_counter() - started, 1)
             section["steps"] = runner.steps
-            if section["commit"] != git_commit():
+            if section["commit"] != facts.git_commit(MEASURED_CODE):
                 section["commit"] += " (changed during the run)"
             results["sections"][name] = scrub(section)
             status = "FAILED: " + section["error"][:300] if "error" in section else "done"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench import report_render
+from bench import report_render, targets
 
 MACHINE = {
     "cpu_model": "Test CPU",
@@ -191,7 +191,7 @@ def results() -> dict[str, Any]:
 def verdicts(markdown: str) -> dict[str, str]:
     """Target name -> verdict, read back from the rendered targets table."""
     out = {}
-    for target in report_render.TARGETS:
+    for target in targets.TARGETS:
         row = next(line for line in markdown.splitlines() if line.startswith(f"| {target.name} |"))
         out[target.name] = row.rstrip(" |").rsplit("|", 1)[1].strip().strip("*")
     return out
