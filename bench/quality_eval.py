@@ -157,8 +157,13 @@ def vector_only_names(query: str, limit: int) -> list[str]:
     from graph.indexing import vectors
     from graph.models import Entity, EntityVector
     from graph.ops.recall.access import note_accesses
-    from graph.ops.recall.selector import CANDIDATE_FACTOR, COARSE_CANDIDATES, MIN_CANDIDATES
-    from graph.search import fusion, scoring
+    from graph.ops.recall.selector import (
+        CANDIDATE_FACTOR,
+        COARSE_CANDIDATES,
+        MIN_CANDIDATES,
+        rank_fused,
+    )
+    from graph.search import fusion
 
     embedder = provider.current()
     live = vectors.live_generation()
@@ -177,21 +182,7 @@ def vector_only_names(query: str, limit: int) -> list[str]:
     inputs = {h.entity_id: h for h in Entity.objects.ranking_inputs([i for i, _ in near], now=now)}
     similarity = {i: sim for i, sim in near if i in inputs}
     fused = fusion.fuse({}, similarity)
-    best = max((f.relevance for f in fused), default=0.0) or 1.0
-    ranked = scoring.rank(
-        [
-            scoring.Candidate(
-                f.entity_id,
-                f.relevance / best,
-                inputs[f.entity_id].days_since_touch,
-                inputs[f.entity_id].access_count,
-                inputs[f.entity_id].confidence,
-                inputs[f.entity_id].recall_hits,
-                inputs[f.entity_id].recall_misses,
-            )
-            for f in fused
-        ]
-    )
+    ranked = rank_fused(fused, inputs)
     ids = [r.entity_id for r in ranked[:limit]]
     note_accesses(ids, now)
     names = dict(Entity.objects.filter(id__in=ids).values_list("id", "name"))

@@ -31,7 +31,7 @@ from graph.models import Entity, Observation, Status
 from graph.ops.fields import NOTE_TYPE
 from graph.ops.forget import ForgetInput, entity_forget
 from graph.ops.remember.schema import RememberInput
-from graph.ops.remember.service import entity_remember
+from graph.ops.remember.service import dedupe, entity_remember
 from graph.ops.writes import index_after_write
 from graph.search.text import normalize_observation
 
@@ -44,17 +44,6 @@ class FileWritten:
     created: bool  # False: an active file was overwritten
     lines: int  # observations the file now holds
     duplicates: int  # lines not stored because an identical one was (whitespace ignored)
-
-
-def _dedupe(texts: Sequence[str]) -> list[str]:
-    seen: set[str] = set()
-    out: list[str] = []
-    for text in texts:
-        key = normalize_observation(text)
-        if key not in seen:
-            seen.add(key)
-            out.append(text)
-    return out
 
 
 def _move_behind(entity: Entity, tail: Sequence[Observation]) -> None:
@@ -93,7 +82,7 @@ def memory_file_create(*, file: MemoryFile, lines: Sequence[str]) -> FileWritten
             source_host=SOURCE_HOST,
         )
         entity = Entity.objects.get(pk=out.entityId)
-    stored = _dedupe(lines)
+    stored = dedupe(lines, key=normalize_observation)
     now = timezone.now()
     Observation.objects.filter(entity=entity).delete()
     Entity.objects.observations_append(entity.pk, stored, now)

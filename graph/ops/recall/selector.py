@@ -16,7 +16,7 @@ match.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from django.utils import timezone
@@ -91,21 +91,7 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
         if side.ran
         else [fusion.Fused(i, kw, "keyword", kw) for i, kw in keyword.items()]
     )
-    best = max((f.relevance for f in fused), default=0.0) or 1.0
-    ranked = scoring.rank(
-        [
-            scoring.Candidate(
-                f.entity_id,
-                f.relevance / best,
-                inputs[f.entity_id].days_since_touch,
-                inputs[f.entity_id].access_count,
-                inputs[f.entity_id].confidence,
-                inputs[f.entity_id].recall_hits,
-                inputs[f.entity_id].recall_misses,
-            )
-            for f in fused
-        ]
-    )
+    ranked = rank_fused(fused, inputs)
     returned = ranked[: data.limit]
     ids = [r.entity_id for r in returned]
     note_accesses(ids, now)
@@ -120,6 +106,28 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
         truncated=len(ranked) > data.limit,
     )
     return _envelope(Entity.objects.documents(ids), matches, retrieval)
+
+
+def rank_fused(
+    fused: Sequence[fusion.Fused], inputs: Mapping[int, KeywordHit]
+) -> list[scoring.Ranked]:
+    """The fused candidates ranked by graph.search.scoring, relevance scaled to the best one
+    and the usage factors read from each candidate's ranking inputs."""
+    best = max((f.relevance for f in fused), default=0.0) or 1.0
+    return scoring.rank(
+        [
+            scoring.Candidate(
+                f.entity_id,
+                f.relevance / best,
+                inputs[f.entity_id].days_since_touch,
+                inputs[f.entity_id].access_count,
+                inputs[f.entity_id].confidence,
+                inputs[f.entity_id].recall_hits,
+                inputs[f.entity_id].recall_misses,
+            )
+            for f in fused
+        ]
+    )
 
 
 def _keyword_candidates(

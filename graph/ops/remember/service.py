@@ -29,8 +29,8 @@ CONFIDENCE_STEP = 0.05
 RELATION_SUPERSEDES = "supersedes"
 
 
-def _dedupe(
-    values: Iterable[str], existing: set[str], key: Callable[[str], str] = str
+def dedupe(
+    values: Iterable[str], existing: Iterable[str] = (), key: Callable[[str], str] = str
 ) -> list[str]:
     """`values` in order, without those whose key is in `existing` or seen earlier."""
     out: list[str] = []
@@ -175,12 +175,12 @@ def entity_remember(
             entity, data, incoming, existing_obs, existing_tags, final_type, now, fields
         )
     else:
-        new_obs = _dedupe(
+        new_obs = dedupe(
             incoming.observations,
             {normalize_observation(t) for t in existing_obs},
             key=normalize_observation,
         )
-        new_tags = _dedupe(incoming.tags, set(existing_tags))
+        new_tags = dedupe(incoming.tags, set(existing_tags))
         Entity.objects.observations_append(entity.pk, new_obs, now)
         Entity.objects.tags_append(entity.pk, new_tags)
         if new_obs and not created:
@@ -253,7 +253,7 @@ def _replace(
     """Rewrite an existing entity's observations (and tags when passed), keeping the old
     version in metadata.replaced_history. Returns (observations stored, tags added, history
     length when a version was recorded); appends the entity fields it changed to `fields`."""
-    new_obs = _dedupe(incoming.observations, set(), key=normalize_observation)
+    new_obs = dedupe(incoming.observations, set(), key=normalize_observation)
     version: dict[str, Any] = {"at": now.isoformat(), "observations": existing_obs}
     same_obs = [normalize_observation(t) for t in existing_obs] == [
         normalize_observation(t) for t in new_obs
@@ -269,13 +269,13 @@ def _replace(
         if data.project is None:
             # `project` omitted: the memory stays filed where it is.
             wanted += [t for t in existing_tags if is_project_tag(t)]
-        wanted = _dedupe(wanted, set())
+        wanted = dedupe(wanted, set())
         new_tags = [t for t in wanted if t not in existing_tags]
         if set(wanted) != set(existing_tags):
             Tag.objects.filter(entity=entity).exclude(name__in=wanted).delete()
             version["tags"] = existing_tags
     else:
-        new_tags = _dedupe(incoming.tags, set(existing_tags))
+        new_tags = dedupe(incoming.tags, set(existing_tags))
     Entity.objects.tags_append(entity.pk, new_tags)
 
     if incoming.title is not None and incoming.title != entity.title:
