@@ -69,9 +69,8 @@ class RejectInput(_Strict):
 
 
 def parse(model: type[BaseModel], payload: object) -> Any:
-    """Validate a JSON body (None reads as `{}`) or raise `validation.bad-body`."""
-    if payload is None:
-        payload = {}
+    """Validate a JSON body (an object; a missing body arrives as `{}`) or raise
+    `validation.bad-body`."""
     if not isinstance(payload, dict):
         raise InvalidInput("Request body must be a JSON object")
     try:

@@ -22,6 +22,9 @@ from graph.models import Entity, Status
 from graph.ops.entity_view import EntityOutput, entity_outputs
 from graph.ops.fields import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, MAX_TYPE, Output
 
+# SQLite's OFFSET is a 64-bit integer; a larger one is a bad parameter, not a 500. Far past
+# any real graph, and offset + limit still fits.
+MAX_OFFSET = 10**12
 STATUS_ALL = "all"
 STATUSES = (Status.ACTIVE.value, Status.ARCHIVED.value, STATUS_ALL)
 
@@ -52,7 +55,12 @@ class EntityListInput(BaseModel):
         le=MAX_RECALL_LIMIT,
         description=f"Entities per page, 1-{MAX_RECALL_LIMIT} (default {DEFAULT_RECALL_LIMIT}).",
     )
-    offset: int = Field(default=0, ge=0, description="Entities to skip (default 0).")
+    offset: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_OFFSET,
+        description=f"Entities to skip, 0-{MAX_OFFSET:_} (default 0).".replace("_", ","),
+    )
     status: Literal["active", "archived", "all"] = Field(
         default="active", description="active (default), archived, or all."
     )
@@ -71,7 +79,7 @@ class EntityListInput(BaseModel):
     @field_validator("offset", mode="before")
     @classmethod
     def _offset(cls, raw: object) -> int:
-        return _bounded_int("offset", raw, 0, None)
+        return _bounded_int("offset", raw, 0, MAX_OFFSET)
 
     @field_validator("status", mode="before")
     @classmethod

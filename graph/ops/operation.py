@@ -81,8 +81,8 @@ class Operation:
         return [c for c in choices if isinstance(c, str)]
 
     def parse(self, payload: object) -> BaseModel:
-        if payload is None:
-            payload = {}
+        # A body of `null` is not an object (the reference: 400); a missing body reaches here
+        # as {} from every transport (DRF's empty body, MCP's omitted arguments, CLI flags).
         if not isinstance(payload, Mapping):
             raise InvalidInput("Request body must be a JSON object")
         try:

@@ -77,6 +77,9 @@ def test_entities_paginates_with_limit_and_offset(client):
         ("?limit=", "limit"),
         ("?offset=-1", "offset"),
         ("?offset=1.5", "offset"),
+        ("?offset=9223372036854775808", "offset"),  # past SQLite's 64-bit integers
+        ("?offset=" + "9" * 5000, "offset"),
+        ("?limit=18446744073709551617", "limit"),
         ("?status=deleted", "status"),
         ("?type=", "type"),
         ("?type=" + "x" * 101, "type"),

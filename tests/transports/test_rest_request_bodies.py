@@ -30,6 +30,25 @@ def test_a_json_array_body_is_rejected(client):
     assert "object" in body["error"]
 
 
+@pytest.mark.parametrize("route", ["recall", "export", "remember", "forget", "dream/run"])
+def test_a_null_body_is_not_an_object_and_changes_nothing(client, route):
+    remember("kept", "stays as it was")
+
+    response = post_json(client, route, None)
+
+    body = assert_error(response, 400, "validation.bad-body")
+    assert "object" in body["error"]
+    assert observations_of("kept") == ["stays as it was"]
+
+
+def test_a_missing_body_is_an_empty_object(client):
+    remember("listed", "a recent memory")
+
+    response = client.post("/v1/recall", content_type="application/json")
+
+    assert [e["name"] for e in assert_json(response)["data"]["entities"]] == ["listed"]
+
+
 def test_a_body_without_content_type_still_parses_as_json(client):
     payload = json.dumps({"name": "no-ctype", "type": "note", "observations": ["bare"]})
 
