@@ -43,6 +43,7 @@ from graph.ops.fields import (
     StrictInput,
     TagName,
     TypeName,
+    valid_text,
 )
 from graph.ops.operation import describe_validation_error
 from graph.search.text import normalize_observation
@@ -56,7 +57,7 @@ EntrySource = Callable[[], Iterable[object]]  # called once per pass: must resta
 
 def _title(value: str | None) -> str | None:
     """Blank means "says nothing"; over-long is truncated: one row must not cost the bundle."""
-    if value is None or not value.strip():
+    if value is None or not valid_text(value).strip():
         return None
     return value.strip()[:MAX_TITLE]
 

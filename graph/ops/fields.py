@@ -36,6 +36,19 @@ MAX_RECALL_LIMIT = 100
 NamespaceName = Literal["personal", "team", "global"]
 
 
+def valid_text(value: str) -> str:
+    """Text SQLite can store: valid Unicode. A lone surrogate (JSON's "\\ud800") decodes to a
+    Python str that no UTF-8 encoder accepts. Constrained string fields get the same refusal
+    from pydantic itself; the unconstrained ones (a title, a project) call this."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(
+            "must be valid Unicode text (a lone surrogate such as \\ud800 cannot be stored)"
+        ) from None
+    return value
+
+
 def not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be blank")
@@ -47,7 +60,7 @@ def stripped_not_blank(value: str) -> str:
 
 
 def blank_to_none(value: str | None) -> str | None:
-    if value is None or not value.strip():
+    if value is None or not valid_text(value).strip():
         return None
     value = value.strip()
     if len(value) > MAX_TITLE:
@@ -62,7 +75,7 @@ def _project_value(value: str | bool | None) -> str | Literal[False] | None:
         raise ValueError("must be a project id, or false for no project")
     if not isinstance(value, str):
         return value
-    value = project_of(value)
+    value = project_of(valid_text(value))
     if not value:
         raise ValueError("must name a project")
     if len(value) > MAX_PROJECT_CHARS:

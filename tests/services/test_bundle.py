@@ -318,6 +318,22 @@ def test_bad_entries_are_reported_while_the_rest_imports() -> None:
     assert set(Entity.objects.values_list("name", flat=True)) == {"good-one", "good-two"}
 
 
+def test_a_lone_surrogate_in_the_second_chunk_is_reported_while_both_chunks_import() -> None:
+    entries = [entry(f"e{i}", f"fact {i}") for i in range(IMPORT_CHUNK + 2)]
+    entries[IMPORT_CHUNK + 1]["title"] = "bad \ud800 title"
+
+    result = import_(entries)
+
+    assert result["imported"] == IMPORT_CHUNK + 1
+    [error] = result["errors"]
+    assert (
+        error.startswith(f'entities[{IMPORT_CHUNK + 1}] "e{IMPORT_CHUNK + 1}"') and "title" in error
+    )
+    assert Entity.objects.count() == IMPORT_CHUNK + 1
+    assert not Entity.objects.filter(name=f"e{IMPORT_CHUNK + 1}").exists()
+    assert_index_in_step()
+
+
 def test_a_name_repeated_in_the_bundle_is_merged_by_the_strategy() -> None:
     result = import_([entry("twice", "first"), entry("twice", "second")], "append")
     assert result["imported"] == 1 and result["appended"] == 1

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from graph.models import Entity
 from tests.helpers import observations_of, remember
 from tests.rest import ONE_MB, assert_error, assert_json, post_json
 
@@ -39,6 +40,32 @@ def test_a_null_body_is_not_an_object_and_changes_nothing(client, route):
     body = assert_error(response, 400, "validation.bad-body")
     assert "object" in body["error"]
     assert observations_of("kept") == ["stays as it was"]
+
+
+@pytest.mark.parametrize(
+    ("route", "payload", "field"),
+    [
+        (
+            "remember",
+            {"name": "s", "type": "note", "observations": ["o"], "title": "a\ud800"},
+            "title",
+        ),
+        (
+            "remember",
+            {"name": "s", "type": "note", "observations": ["o"], "project": "\udfffp"},
+            "project",
+        ),
+        ("learn", {"error": "e", "fix": "f", "project": "p\ud800"}, "project"),
+        ("remember", {"name": "s\ud800", "type": "note", "observations": ["o"]}, "name"),
+    ],
+)
+def test_a_lone_surrogate_in_a_text_field_is_a_400_naming_it(client, route, payload, field):
+    # json.dumps escapes the surrogate (\\ud800); the server decodes it back to a lone one.
+    response = post_json(client, route, payload)
+
+    body = assert_error(response, 400, "validation.bad-body")
+    assert body["field"] == field
+    assert not Entity.objects.exists()
 
 
 def test_a_missing_body_is_an_empty_object(client):
