@@ -250,13 +250,6 @@ def render_mcp(data: dict[str, Any]) -> list[str]:
     return out
 
 
-def import_rate(data: dict[str, Any]) -> float | None:
-    step = data.get("steps", {}).get("seed import (A)")
-    if not step or not step.get("seconds"):
-        return None
-    return data["entities"] / step["seconds"]
-
-
 def render_import(data: dict[str, Any]) -> list[str]:
     rows = [
         [

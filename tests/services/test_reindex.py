@@ -26,7 +26,7 @@ from graph.indexing import reindex, vectors
 from graph.indexing.reindex import BATCH, MAX_CONSECUTIVE_FAILURES, ReindexRefused, ReindexResult
 from graph.indexing.vectors import LIVE_KEY, STAGING_KEY
 from graph.models import Entity, EntityVector, MetaEntry, Status
-from graph.ops.recall import vector_side as vector_sides
+from graph.ops.recall.vector_side import plan_vector_side
 from graph.search.text import text_hash
 from graph.storage.vector_index import table_name
 from tests.fakes.embedding_server import FakeEmbeddingServer, Reply
@@ -244,7 +244,7 @@ def test_live_index_keeps_answering_while_a_same_width_rebuild_fails_part_way(
 
     def check_then_fail() -> None:
         answer = recall("mtok7")
-        side = vector_sides.vector_side("mtok7 detail")
+        side = plan_vector_side("mtok7 detail").resolve()
         during.append(
             (answer["retrieval"]["mode"], answer["retrieval"]["degraded"], side.generation)
         )
@@ -262,7 +262,7 @@ def test_live_index_keeps_answering_while_a_same_width_rebuild_fails_part_way(
     after = recall("mtok7")
     assert after["retrieval"]["mode"] == "hybrid"
     assert after["retrieval"]["degraded"] is False
-    assert vector_sides.vector_side("mtok7").generation == old.generation
+    assert plan_vector_side("mtok7").resolve().generation == old.generation
     # What was embedded is kept in staging.
     assert EntityVector.objects.row_count(staging().generation) == 2 * BATCH == result.embedded
 

@@ -68,8 +68,3 @@ def plan_vector_side(query: str) -> VectorSide:
     return VectorSide(
         live.generation, False, token=live.created_at, dimensions=live.dimensions, pending=pending
     )
-
-
-def vector_side(query: str) -> VectorSide:
-    """plan_vector_side, resolved: the side ready to search (or why it cannot)."""
-    return plan_vector_side(query).resolve()
