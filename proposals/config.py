@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from graph.embedding.config import EmbedderSection, load_config
 from graph.errors import InvalidInput, OperationFailed
-from graph.ops.operation import describe_validation_error
+from graph.ops.validation_errors import describe_validation_error
 from memesh_site import config_store
 from memesh_site.redact import mask_secret_fields
 from proposals.llm.chain import llm_chain

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graph.errors import InvalidInput
-from graph.ops.operation import _first_field, describe_validation_error
+from graph.ops.validation_errors import describe_validation_error, first_field
 
 MAX_REASON_CHARS = 500
 DEFAULT_WINDOW_DAYS = 14
@@ -76,7 +76,7 @@ def parse(model: type[BaseModel], payload: object) -> Any:
     try:
         return model.model_validate(payload)
     except ValidationError as exc:
-        raise InvalidInput(describe_validation_error(exc), field=_first_field(exc)) from None
+        raise InvalidInput(describe_validation_error(exc), field=first_field(exc)) from None
 
 
 # --- outputs (documentation of the shapes the selectors and services return) -------------

@@ -39,6 +39,7 @@ from graph.memory_tool.services import (
     memory_file_rename,
     memory_file_str_replace,
 )
+from graph.ops.validation_errors import describe_validation_error
 
 TOOL_DEFINITION: Final[dict[str, str]] = {"type": "memory_20250818", "name": "memory"}
 COMMANDS: Final[tuple[str, ...]] = ("view", "create", "str_replace", "insert", "delete", "rename")
@@ -69,13 +70,7 @@ def handle_memory_command(input: object) -> MemoryToolResult:
     except MemeshError as exc:
         return MemoryToolResult(exc.message, is_error=True)
     except ValidationError as exc:
-        return MemoryToolResult(_first_error(exc), is_error=True)
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"])
-    return f"{where}: {error['msg']}" if where else error["msg"]
+        return MemoryToolResult(describe_validation_error(exc), is_error=True)
 
 
 def _dispatch(data: object) -> str:

@@ -45,7 +45,7 @@ from graph.ops.fields import (
     TypeName,
     valid_text,
 )
-from graph.ops.operation import describe_validation_error
+from graph.ops.validation_errors import describe_validation_error
 from graph.search.text import normalize_observation
 
 IMPORT_CHUNK = 500

@@ -21,6 +21,7 @@ from graph.errors import InvalidParameter, NotFound
 from graph.models import Entity, Status
 from graph.ops.entity_view import EntityOutput, entity_outputs
 from graph.ops.fields import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, MAX_TYPE, Output
+from graph.ops.validation_errors import describe_validation_error, first_field
 
 # SQLite's OFFSET is a 64-bit integer; a larger one is a bad parameter, not a 500. Far past
 # any real graph, and offset + limit still fits.
@@ -29,17 +30,18 @@ STATUS_ALL = "all"
 STATUSES = (Status.ACTIVE.value, Status.ARCHIVED.value, STATUS_ALL)
 
 
-def _bounded_int(name: str, raw: object, low: int, high: int | None) -> int:
+def _bounded_int(raw: object, low: int, high: int | None) -> int:
+    # The messages leave out the field and the value: the shared describer adds both.
     if isinstance(raw, int) and not isinstance(raw, bool):
         value = raw
     else:
         try:
             value = int(str(raw).strip())
         except ValueError:
-            raise ValueError(f"{name} must be an integer (got {raw!r})") from None
+            raise ValueError("must be an integer") from None
     if value < low or (high is not None and value > high):
         bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise ValueError(f"{name} must be {bound} (got {value})")
+        raise ValueError(f"must be {bound}")
     return value
 
 
@@ -74,19 +76,19 @@ class EntityListInput(BaseModel):
     @field_validator("limit", mode="before")
     @classmethod
     def _limit(cls, raw: object) -> int:
-        return _bounded_int("limit", raw, 1, MAX_RECALL_LIMIT)
+        return _bounded_int(raw, 1, MAX_RECALL_LIMIT)
 
     @field_validator("offset", mode="before")
     @classmethod
     def _offset(cls, raw: object) -> int:
-        return _bounded_int("offset", raw, 0, MAX_OFFSET)
+        return _bounded_int(raw, 0, MAX_OFFSET)
 
     @field_validator("status", mode="before")
     @classmethod
     def _status(cls, raw: object) -> str:
         status = str(raw).strip().lower()
         if status not in STATUSES:
-            raise ValueError(f"status must be one of {', '.join(STATUSES)} (got {status!r})")
+            raise ValueError(f"must be one of {', '.join(STATUSES)}")
         return status
 
     @field_validator("type", mode="before")
@@ -96,9 +98,7 @@ class EntityListInput(BaseModel):
             return None
         type_ = str(raw).strip()
         if not type_ or len(type_) > MAX_TYPE:
-            raise ValueError(
-                f"type must be a non-blank entity type of at most {MAX_TYPE} characters"
-            )
+            raise ValueError(f"must be a non-blank entity type of at most {MAX_TYPE} characters")
         return type_
 
 
@@ -117,9 +117,7 @@ def entity_list_input(params: Mapping[str, str]) -> EntityListInput:
     try:
         return EntityListInput.model_validate(known)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        message = error["msg"].removeprefix("Value error, ")
-        raise InvalidParameter(message, field=str(error["loc"][0])) from None
+        raise InvalidParameter(describe_validation_error(exc), field=first_field(exc)) from None
 
 
 def entity_list(*, data: EntityListInput) -> EntityListOutput:

@@ -15,6 +15,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 
 from graph.errors import InvalidInput
+from graph.ops.validation_errors import describe_validation_error, first_field
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +89,7 @@ class Operation:
         try:
             return self.input_model.model_validate(dict(payload))
         except ValidationError as exc:
-            raise InvalidInput(describe_validation_error(exc), field=_first_field(exc)) from None
+            raise InvalidInput(describe_validation_error(exc), field=first_field(exc)) from None
 
     def call(self, payload: object, context: CallContext) -> BaseModel:
         return self.handler(self.parse(payload), context)
@@ -101,27 +102,3 @@ class Operation:
         it comes, where dumping to Python objects and encoding those again cost a tenth of a
         recall."""
         return self.call(payload, context).model_dump_json(by_alias=True)
-
-
-def _location(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _first_field(exc: ValidationError) -> str | None:
-    errors = exc.errors()
-    return _location(errors[0]["loc"]) or None if errors else None
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem, each naming its field: `title: must be at most 200 characters`."""
-    parts = []
-    for err in exc.errors():
-        where = _location(err["loc"]) or "body"
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field"
-        parts.append(f"{where}: {msg}")
-    return "; ".join(parts)

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graph.errors import InvalidInput
-from graph.ops.operation import describe_validation_error
+from graph.ops.validation_errors import describe_validation_error
 from memesh_site.config_store import API_KEY_PATTERN
 from memesh_site.redact import redact_message
 from proposals.llm.providers import Provider, ProviderError, list_models, timeout_seconds

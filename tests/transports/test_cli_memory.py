@@ -118,7 +118,7 @@ def test_a_json_error_carries_the_field_at_fault_as_rest_and_mcp_do() -> None:
     assert json.loads(err.getvalue()) == {
         "success": False,
         "errorCode": "validation.bad-body",
-        "error": "limit: Input should be less than or equal to 100",
+        "error": "limit: Input should be less than or equal to 100 (got 500)",
         "field": "limit",
     }
 
