@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.quality_eval                  # fresh temp DB, local MiniLM
     .venv/bin/python -m bench.quality_eval --db /tmp/q/kg.db --reuse --json
     .venv/bin/python -m bench.quality_eval --calibrate      # similarity distributions too
+    .venv/bin/python -m bench.quality_eval --locomo         # the LoCoMo dev conversations
 
 1. Seeds bench/data/quality/memories.jsonl through OPERATIONS["remember"] and embeds every
    memory with the configured embedder (default: the local model) via graph.indexing.vectors.
@@ -12,6 +13,8 @@
    reverse order, from the same starting state (access counters reset). The two orders must
    agree within one point (0.01) on every metric over all queries, else the exit code is 1:
    ranking that depends on query order is the failure DESIGN §5 warns about.
+   With --locomo the data set is the LoCoMo conversations instead (bench/locomo.py): each
+   question is recalled with its conversation's tag, and the groups are its categories.
 3. Prints hit@1/5/10 and MRR (reciprocal rank of the first target in the top 10) per query
    kind, for each strategy.
 
@@ -56,6 +59,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--calibrate", action="store_true", help="print similarity distributions")
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
     ap.add_argument("--memories", default="memories.jsonl", help="memories file in the data set")
+    ap.add_argument(
+        "--locomo",
+        nargs="?",
+        type=Path,
+        const=Path(),
+        help="measure the LoCoMo conversations in DIR (default: ../shared/data/locomo-dev)",
+    )
     return ap.parse_args(argv)
 
 
@@ -134,19 +144,19 @@ def configured_for(strategy: str, embedder: str) -> Iterator[None]:
         settings.MEMESH_EMBEDDER = embedder
 
 
-def recall_names(query: str, strategy: str) -> list[str]:
+def recall_names(query: str, strategy: str, tag: str | None = None) -> list[str]:
     """Names of the memories recall returns for the query, best first (top K)."""
     from graph.ops.recall.schema import RecallInput
     from graph.ops.recall.selector import entity_recall
 
     if strategy == "vector":
-        return vector_only_names(query, K)
+        return vector_only_names(query, K, tag)
     # hybrid and keyword differ only in the embedder configured (configured_for).
-    result = entity_recall(data=RecallInput(query=query, limit=K))
+    result = entity_recall(data=RecallInput(query=query, limit=K, tag=tag))
     return [e.name for e in result.entities]
 
 
-def vector_only_names(query: str, limit: int) -> list[str]:
+def vector_only_names(query: str, limit: int, tag: str | None = None) -> list[str]:
     """The vector side of recall alone (the baseline): the query's nearest neighbours in the
     live generation, fused with no keyword candidate and ranked with the usage factors, as
     graph.ops.recall.selector.entity_recall ranks them; an access is counted for each one
@@ -171,15 +181,20 @@ def vector_only_names(query: str, limit: int) -> list[str]:
         sys.exit("vector-only needs an embedder and a live vector generation")
     now = timezone.now()
     pool = max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)  # recall's candidate pool
+    # A tagged recall searches the vectors of its scope only, as recall does.
     near = EntityVector.objects.nearest(
         live.generation,
         vectors.query_vector(embedder, query),
         k=pool,
         coarse=max(COARSE_CANDIDATES, pool * 4),
         token=live.created_at,
+        among=None if tag is None else Entity.objects.scoped_ids(tag=tag),
     )
     # Active memories only (ranking_inputs filters like the keyword search does).
-    inputs = {h.entity_id: h for h in Entity.objects.ranking_inputs([i for i, _ in near], now=now)}
+    inputs = {
+        h.entity_id: h
+        for h in Entity.objects.ranking_inputs([i for i, _ in near], now=now, tag=tag)
+    }
     similarity = {i: sim for i, sim in near if i in inputs}
     fused = fusion.fuse({}, similarity)
     ranked = rank_fused(fused, inputs)
@@ -195,7 +210,7 @@ def run(queries: list[dict[str, Any]], strategy: str) -> list[int | None]:
 
     ranks: list[int | None] = []
     for q in queries:
-        names = recall_names(q["query"], strategy)
+        names = recall_names(q["query"], strategy, q.get("tag"))
         flush_accesses()
         targets = set(q["targets"])
         ranks.append(next((i + 1 for i, n in enumerate(names) if n in targets), None))
@@ -263,7 +278,12 @@ def calibrate(queries: list[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     setup(args)
-    memories, queries = load(args.memories), load("queries.jsonl")
+    if args.locomo is not None:
+        from bench import locomo
+
+        memories, queries = locomo.load(args.locomo if args.locomo.parts else locomo.DEFAULT_DIR)
+    else:
+        memories, queries = load(args.memories), load("queries.jsonl")
     facts = seed(memories, args.reuse)
     groups = group(queries)
     report: dict[str, Any] = {

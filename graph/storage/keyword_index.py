@@ -94,6 +94,9 @@ FROM graph_entity AS e
 WHERE e.id IN ({ids}) AND +e.status = 'active' {filters}
 """
 
+# Result: ids of the active entities the filters keep (the scope of a filtered recall).
+_SQL_SCOPED_IDS = "SELECT e.id FROM graph_entity AS e WHERE +e.status = 'active' {filters}"
+
 
 # --- consistency checks (graph/indexing/consistency.py) ------------------------------------------
 # Result: ids of entities without a row in the keyword table their status puts them in.
@@ -384,6 +387,14 @@ class KeywordIndexQueries(models.Manager):
         with cursor() as cur:
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]
+
+    def scoped_ids(self, *, namespace: str | None = None, tag: str | None = None) -> list[int]:
+        """Ids of the active entities these filters keep: the vector side searches among them
+        so that a filtered recall's neighbours are not spent on memories the filter drops."""
+        filters, params = _entity_filters(namespace, tag)
+        with cursor() as cur:
+            cur.execute(_SQL_SCOPED_IDS.format(filters=filters), params)
+            return [row[0] for row in cur.fetchall()]
 
 
 # Filters on the entity row `e`, shared by the keyword candidates and the ranking inputs of

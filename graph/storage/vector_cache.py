@@ -90,10 +90,11 @@ def _refresh(copy: _Copy) -> None:
 
 
 def coarse_candidates(
-    generation: int, token: str, query: np.ndarray, count: int
+    generation: int, token: str, query: np.ndarray, count: int, among: np.ndarray | None = None
 ) -> list[int] | None:
-    """Entity ids of the `count` rows nearest the query by Hamming distance of sign bits, or
-    None on this process's first search of the generation (ask sqlite-vec instead)."""
+    """Entity ids of the `count` rows nearest the query by Hamming distance of sign bits (of
+    the rows whose entity is in `among`, when given), or None on this process's first search
+    of the generation (ask sqlite-vec instead)."""
     # One copy per database file and generation; the token (the generation's creation
     # time) tells a rebuilt generation of the same number apart.
     key = (str(connection.settings_dict["NAME"]), generation)
@@ -106,6 +107,9 @@ def coarse_candidates(
             copy = _copies[key] = _Copy(generation, token)
         _refresh(copy)
         bits, ids = copy.bits, copy.entity_ids
+    if among is not None:
+        keep = np.isin(ids, among)
+        bits, ids = bits[keep], ids[keep]
     if not len(ids):
         return []
     distances = np.bitwise_count(np.bitwise_xor(bits, sign_bits(query)[0])).sum(axis=1)

@@ -31,6 +31,9 @@ _SQL_ROW_INSERT = (
 # Params per row: entity id, float32 blob (quantised to sign bits by sqlite-vec).
 _SQL_BITS_INSERT = "INSERT INTO {table} (rowid, coarse) VALUES (?, vec_quantize_binary(?))"
 # Params: query float32 blob, k. Result: the k rows nearest by Hamming distance of sign bits.
+# A first search of a scope larger than its coarse count fetches this many times as many
+# sqlite-vec neighbours and keeps the scope's (a one-shot process; later ones use the copy).
+SCOPED_OVERFETCH = 4
 _SQL_COARSE_NEIGHBOURS = (
     "SELECT rowid FROM {table} WHERE coarse MATCH vec_quantize_binary(?) AND k = ?"
 )
@@ -330,21 +333,41 @@ class VectorManager(models.Manager):
             return [row[0] for row in cur.fetchall()]
 
     def nearest(
-        self, generation: int, query: np.ndarray, *, k: int, coarse: int, token: str = ""
+        self,
+        generation: int,
+        query: np.ndarray,
+        *,
+        k: int,
+        coarse: int,
+        token: str = "",
+        among: Sequence[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """The k entities nearest the query: `coarse` candidates by sign-bit Hamming distance,
-        re-ranked by exact cosine similarity. Returns (entity id, similarity), best first.
+        """The k entities nearest the query (of those in `among`, when given): `coarse`
+        candidates by sign-bit Hamming distance, re-ranked by exact cosine similarity. Returns
+        (entity id, similarity), best first.
 
         The candidates come from sqlite-vec on a process's first search, then from its copy of
         the sign bits (graph.storage.vector_cache); the similarities are computed from the stored
         floats, so a stale copy can only cost a candidate, never report a wrong score or a
-        deleted memory.
+        deleted memory. A scope no larger than `coarse` is scored exactly, whole; a larger one
+        is searched among its own rows in the copy, or — on a first search, where sqlite-vec
+        cannot filter — among sqlite-vec's neighbours, fetched SCOPED_OVERFETCH times over.
         """
         from graph.storage.vector_cache import coarse_candidates
 
-        ids = coarse_candidates(generation, token, query, coarse)
-        if ids is None:
-            ids = self.coarse_neighbours(generation, query, coarse)
+        if among is not None and len(among) <= coarse:
+            ids = list(among)
+        else:
+            scope = None if among is None else np.asarray(among, dtype=np.int64)
+            copied = coarse_candidates(generation, token, query, coarse, scope)
+            if copied is not None:
+                ids = copied
+            elif among is None:
+                ids = self.coarse_neighbours(generation, query, coarse)
+            else:
+                allowed = set(among)
+                fetched = self.coarse_neighbours(generation, query, coarse * SCOPED_OVERFETCH)
+                ids = [i for i in fetched if i in allowed]
         sims = self.similarities(generation, query, ids)
         best = sorted(sims.items(), key=lambda item: (-item[1], -item[0]))
         return best[:k]

@@ -370,3 +370,18 @@ def test_filters_apply_to_semantic_results(outside: dict[str, str], inside: dict
     filtered = recall(query, **outside)
     assert "pets-policy" not in names(filtered)
     assert retrieval(filtered) == ("hybrid", False)
+
+
+@pytest.mark.usefixtures("local_corpus")
+def test_a_filtered_recall_finds_its_neighbour_behind_many_closer_ones_outside_the_filter() -> None:
+    """The vector side searches the filter's scope: fifty closer memories outside the tag
+    would otherwise take every neighbour slot (40) and leave the tagged one unfound."""
+    for i in range(50):
+        remember(f"animals-{i}", f"Animals may be brought to work on day {i} of the month")
+    remember("pets-policy", "Cats and dogs may come along to the workplace", tags=["team:pets"])
+    assert vectors.embed_pending().embedded == 51
+
+    result = recall("bringing animals to work", tag="team:pets")
+
+    assert names(result) == ["pets-policy"]
+    assert result["entities"][0]["match"]["source"] == "semantic"

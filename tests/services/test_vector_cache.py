@@ -88,6 +88,32 @@ def test_the_copy_finds_exactly_the_nearest_by_hamming_distance() -> None:
     assert {i for d, i in order if d < cut} <= set(got)
 
 
+def test_a_scoped_search_of_the_copy_ranks_only_the_scope() -> None:
+    rng = np.random.default_rng(11)
+    for i in range(120):
+        remember(f"m{i}", f"memory {i}")
+    vectors.embed_pending()
+    gen = live()
+    ids = [entity_id(f"m{i}") for i in range(120)]
+    stored = dict(zip(ids, _unit(rng, 120), strict=True))
+    with transaction.atomic():
+        EntityVector.objects.store(
+            gen.generation, [(i, "h", v) for i, v in stored.items()], timezone.now()
+        )
+    query = _unit(rng, 1)[0]
+    coarse_candidates(gen.generation, gen.created_at, query, 10)  # sqlite-vec's turn
+    scope = ids[::3]  # 40 of the 120
+
+    got = coarse_candidates(gen.generation, gen.created_at, query, 10, np.asarray(scope))
+
+    order = [(d, i) for d, i in _hamming_order(stored, query) if i in set(scope)]
+    cut = order[9][0]
+    assert got is not None and len(got) == 10 and set(got) <= set(scope)
+    distances = dict((i, d) for d, i in order)
+    assert all(distances[i] <= cut for i in got)
+    assert {i for d, i in order if d < cut} <= set(got)
+
+
 def test_the_copy_follows_new_changed_and_archived_memories() -> None:
     remember("a", "alpha notes")
     vectors.embed_pending()

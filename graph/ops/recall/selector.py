@@ -67,12 +67,20 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
     similarity: dict[int, float] = {}
     if side.ran:
         assert side.generation is not None and side.query is not None
+        # A filtered recall searches the vectors of its scope only: the nearest neighbours of
+        # the whole database would mostly be dropped by the filter afterwards.
+        scope = (
+            Entity.objects.scoped_ids(namespace=namespace, tag=data.tag)
+            if namespace is not None or data.tag is not None
+            else None
+        )
         for entity_id, sim in EntityVector.objects.nearest(
             side.generation,
             side.query,
             k=pool,
             coarse=max(COARSE_CANDIDATES, pool * 4),
             token=side.token,
+            among=scope,
         ):
             similarity[entity_id] = sim
         missing = [i for i in keyword if i not in similarity]
