@@ -14,7 +14,7 @@ from proposals.conflicts import conflict_candidates, dream_conflicts
 from proposals.models import JudgedPair, Proposal, ProposalKind
 from proposals.patterns import dream_patterns
 from proposals.services import proposal_accept
-from tests.dreams import llm_provider
+from tests.dreams import CODE_RUN, bare_json, fenced_json, llm_provider
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 from tests.helpers import remember
 from tests.vector_support import use_embedder
@@ -75,6 +75,21 @@ def test_pattern_evidence_is_limited_to_memories_the_model_was_shown(llm):
     assert proposal.proposed["name"] == "pattern-worker-timeouts"
     assert proposal.proposed["type"] == "pattern_emergent"
     assert "not shown" not in llm.chat_requests()[0].body["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("wrap", [bare_json, fenced_json])
+def test_a_pattern_whose_strings_hold_backtick_runs_is_staged_as_written(llm, wrap):
+    for i in range(5):
+        remember(f"n{i}", f"ran the tests before pushing {i}", tags=["project:alpha"])
+    evidence = ids("n0", "n1")
+    pattern = {"name": "```tests```", "description": CODE_RUN, "evidence": evidence}
+    llm.replies.append(LLMReply(text=wrap({"patterns": [pattern]})))
+
+    result = dream_patterns(project="alpha")
+
+    assert (result["proposalsCreated"], result["failures"]) == (1, 0)
+    proposal = Proposal.objects.get()
+    assert (proposal.proposed["observations"], proposal.source_ids) == ([CODE_RUN], evidence)
 
 
 def test_patterns_skip_projects_with_too_little_signal(llm):
@@ -162,6 +177,18 @@ def test_contradicts_and_duplicate_verdicts_become_relation_proposals(llm, decis
     dream_conflicts()
 
     assert Proposal.objects.get().proposed["relation"] == "contradicts"
+
+
+@pytest.mark.parametrize("wrap", [bare_json, fenced_json])
+def test_a_verdict_whose_strings_hold_backtick_runs_is_read(llm, decisions, wrap):
+    verdict = {"verdict": "DUPLICATE", "rationale": f"both say: {CODE_RUN}"}
+    llm.replies.append(LLMReply(text=wrap(verdict)))
+
+    result = dream_conflicts()
+
+    assert (result["judged"], result["failures"], result["proposalsCreated"]) == (1, 0, 1)
+    proposed = Proposal.objects.get().proposed
+    assert (proposed["relation"], proposed["rationale"]) == ("duplicates", verdict["rationale"])
 
 
 def test_pairs_already_related_are_not_candidates(decisions):

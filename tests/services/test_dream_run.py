@@ -15,7 +15,7 @@ from proposals.config import config_update
 from proposals.dreamer import dream_run
 from proposals.models import Proposal, ProposalKind, ProposalStatus
 from proposals.services import proposal_accept
-from tests.dreams import DIGEST, commits
+from tests.dreams import CODE_RUN, DIGEST, bare_json, commits, fenced_json
 from tests.fakes.llm_servers import LLMReply
 from tests.helpers import remember
 
@@ -164,6 +164,37 @@ def test_an_unparseable_or_failed_reply_is_skipped_not_staged(llm):
     reasons = sorted(s["reason"] for s in result["skipped"])
     assert reasons[0].startswith("LLM unavailable")
     assert reasons[1].startswith("unparseable LLM reply")
+
+
+@pytest.mark.parametrize("wrap", [bare_json, fenced_json])
+def test_a_digest_whose_strings_hold_backtick_runs_is_staged_as_written(llm, wrap):
+    commits(5)
+    digest = {
+        "name": "ci-habits",
+        "title": "Tests run with ```make test```",
+        "observations": [CODE_RUN, "```"],
+    }
+    llm.replies.append(LLMReply(text=wrap(digest)))
+
+    result = dream_run()
+
+    assert (result["proposalsCreated"], result["skipped"]) == (1, [])
+    proposed = Proposal.objects.get().proposed
+    assert (proposed["title"], proposed["observations"]) == (digest["title"], [CODE_RUN, "```"])
+
+
+@pytest.mark.parametrize("wrap", [bare_json, fenced_json])
+def test_a_validator_verdict_whose_strings_hold_backtick_runs_is_read(llm, wrap):
+    commits(5)
+    warnings = [{"claim": CODE_RUN, "reason": "no memory mentions ```make test```"}]
+    llm.replies.extend(
+        [LLMReply(text=DIGEST), LLMReply(text=wrap({"verdict": "soften", "warnings": warnings}))]
+    )
+
+    dream_run(validate=True)
+
+    proposed = Proposal.objects.get().proposed
+    assert (proposed["validation"], proposed["validation_warnings"]) == ("soften", warnings)
 
 
 def test_the_validator_softens_rejects_or_is_unavailable(llm):
