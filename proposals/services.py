@@ -172,8 +172,9 @@ def proposal_accept(
       archives the superseded one, as remember does.
 
     A proposal that can no longer claim any source (all archived — summarised by another
-    digest or forgotten — or deleted) raises OperationFailed and is left rejected. Not pending
-    (a double accept) raises OperationFailed and changes nothing. A missing id is NotFound.
+    digest or forgotten — or deleted) raises OperationFailed and is left rejected; its audit
+    row is a refused accept whose reason says so. Not pending (a double accept) raises
+    OperationFailed and changes nothing. A missing id is NotFound.
     """
     _check_channel(channel)
     proposal = Proposal.objects.filter(pk=proposal_id).first()
@@ -187,11 +188,13 @@ def proposal_accept(
                 result = _APPLY[ProposalKind(proposal.kind)](proposal)
                 review.record(OUTCOME_APPLIED)
     except _Unclaimable as exc:
-        # The transaction rolled back (nothing applied); resolve the proposal as rejected.
+        # The transaction rolled back (nothing applied); resolve the proposal as rejected. The
+        # accept itself was refused, and the audit row says so: outcome `rejected` is kept for a
+        # person's reject (the dreamer remembers those, proposals/selectors.py).
         reason = str(exc)
         with transaction.atomic():
             _claim(proposal.pk, ProposalStatus.REJECTED, reason)
-            review.record(OUTCOME_REJECTED, reason)
+            review.record(OUTCOME_REFUSED, f"{reason}; the proposal was marked rejected")
         raise OperationFailed(
             f"Proposal {proposal.pk} can no longer be applied ({reason}); it has been marked "
             "rejected"

@@ -155,7 +155,15 @@ def test_a_proposal_that_can_no_longer_claim_any_source_is_refused_and_rejected(
     assert proposal.status == ProposalStatus.REJECTED
     assert "summarised" in proposal.reason
     assert not Entity.objects.filter(name="digest-alpha-week").exists()
-    assert reviews(proposal) == [("accept", "rejected", "admin")]
+    # The audit row records the accept as refused, and why, as docs/review.md says.
+    [review] = proposal.reviews.all()
+    assert (review.action, review.outcome, review.channel, review.reviewer) == (
+        "accept",
+        "refused",
+        "admin",
+        "ana",
+    )
+    assert review.reason == f"{proposal.reason}; the proposal was marked rejected"
     assert proposal_list() == []
 
 
@@ -239,6 +247,7 @@ def test_a_relation_whose_endpoint_is_archived_is_refused_loudly_and_rejected():
     proposal.refresh_from_db()
     assert proposal.status == ProposalStatus.REJECTED
     assert not Relation.objects.filter(type="contradicts").exists()
+    assert reviews(proposal) == [("accept", "refused", "api")]
 
 
 def test_reject_leaves_the_sources_untouched_and_records_the_reason():
