@@ -36,6 +36,7 @@ from proposals.models import (
     TaskStatus,
 )
 from proposals.schemas import MAX_REASON_CHARS
+from proposals.selectors import rejected_for_state, sources_state
 
 # Provenance of what an accept writes: the dream pipeline made it, a person let it in.
 SOURCE_HOST = "dream"
@@ -60,16 +61,6 @@ def proposal_fingerprint(kind: str, source_ids: list[int], proposed: dict[str, A
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def pending_for_sources(kind: str, source_ids: list[int]) -> Proposal | None:
-    """A pending proposal of this kind over exactly these sources (checked before paying for an
-    LLM call: the same cluster is not proposed again while one waits for review)."""
-    wanted = sorted(int(i) for i in source_ids)
-    for proposal in Proposal.objects.filter(kind=kind, status=ProposalStatus.PENDING):
-        if sorted(int(i) for i in proposal.source_ids or []) == wanted:
-            return proposal
-    return None
-
-
 @transaction.atomic
 def proposal_stage(
     *,
@@ -81,7 +72,9 @@ def proposal_stage(
     llm_model: str = "",
     prompt_version: str = "",
 ) -> tuple[Proposal, bool]:
-    """Stage a pending proposal; an identical pending one is returned instead (created False)."""
+    """Stage a pending proposal (created True). Instead (created False): an identical pending
+    one is returned, or one of this kind a person rejected while these sources were as they
+    are now — a rejection is not undone by asking the model again."""
     if kind not in ProposalKind.values:
         raise InvalidInput(f"unknown proposal kind {kind!r}", field="kind")
     fingerprint = proposal_fingerprint(kind, source_ids, proposed)
@@ -90,12 +83,17 @@ def proposal_stage(
     ).first()
     if existing is not None:
         return existing, False
+    state = sources_state(source_ids)
+    rejected = rejected_for_state(kind, state)
+    if rejected is not None:
+        return rejected, False
     proposal = Proposal.objects.create(
         kind=kind,
         project=project,
         cluster_key=cluster_key[:255],
         fingerprint=fingerprint,
         source_ids=[int(i) for i in source_ids],
+        sources_state=state,
         proposed=proposed,
         llm_model=llm_model[:200],
         prompt_version=prompt_version[:50],
