@@ -13,8 +13,10 @@ their own group), then clustered:
 - "calendar" otherwise: one cluster per ISO week, which can join unrelated work — the result
   says so.
 A cluster under MIN_CLUSTER memories is skipped with its reason, as is one whose exact
-sources already have a pending digest (checked before paying for a call). Each LLM call
-counts against max_llm_calls; with `validate` a second call checks the digest (prompts.py).
+sources already have a pending digest, or had a digest a person rejected while they were as
+they are now (both checked before paying for a call; proposals/source_state.py). Each LLM
+call counts against max_llm_calls; with `validate` a second call checks the digest
+(prompts.py).
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ from proposals.dream_common import (
     require_llm,
 )
 from proposals.llm.types import LLMRequest, LLMUnavailable
-from proposals.models import ProposalKind
-from proposals.services import pending_for_sources, proposal_stage
+from proposals.models import Proposal, ProposalKind, ProposalStatus
+from proposals.selectors import proposal_for_sources
+from proposals.services import proposal_stage
 from proposals.validator import validate_digest
 
 # Episodic memories: records of what happened (the hooks write most of them). The same family
@@ -245,8 +248,9 @@ def _dream_cluster(
         return
     members = cluster.entities[:MAX_CLUSTER]
     source_ids = [e.pk for e in members]
-    if pending_for_sources(ProposalKind.DIGEST, source_ids) is not None:
-        result.skip("a digest of these memories is already pending review", cluster)
+    blocking = proposal_for_sources(ProposalKind.DIGEST, source_ids)
+    if blocking is not None:
+        result.skip(_blocked_reason(blocking), cluster)
         return
     if dry_run:
         result.skip("dry run: no LLM call made", cluster)
@@ -289,7 +293,7 @@ def _dream_cluster(
             return
         if verdict.verdict == "soften":
             proposed["validation_warnings"] = verdict.warnings
-    _, created = proposal_stage(
+    proposal, created = proposal_stage(
         kind=ProposalKind.DIGEST,
         project=cluster.project,
         cluster_key=cluster.key,
@@ -300,8 +304,17 @@ def _dream_cluster(
     )
     if created:
         result.proposalsCreated += 1
-    else:
-        result.skip("an identical proposal is already pending review", cluster)
+    else:  # a review happened while the model wrote
+        result.skip(_blocked_reason(proposal), cluster)
+
+
+def _blocked_reason(proposal: Proposal) -> str:
+    if proposal.status == ProposalStatus.REJECTED:
+        return (
+            f"a digest of these memories was rejected (proposal {proposal.pk}) and none of "
+            "them has changed since"
+        )
+    return f"a digest of these memories is already pending review (proposal {proposal.pk})"
 
 
 def _digest_name(suggested: str, cluster: Cluster) -> str:

@@ -39,6 +39,9 @@ class Proposal(models.Model):
     fingerprint = models.CharField(max_length=64, db_index=True)
     # Entity ids the proposal was made from (kept after accept: a digest's provenance).
     source_ids = models.JSONField(default=list)
+    # Hash of those sources as they were when it was staged (proposals/source_state.py): once
+    # a person rejects it, the same sources unchanged are not proposed again.
+    sources_state = models.CharField(max_length=64, blank=True, default="", db_index=True)
     # digest / pattern_emergent: {name, type, observations, tags, validation_warnings?};
     # relation: {from, to, relation, verdict, rationale}.
     proposed = models.JSONField(default=dict)

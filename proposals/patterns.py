@@ -3,8 +3,11 @@ a project's recent memories and stages each as a `pattern_emergent` proposal.
 
 Evidence is limited to memories the model was actually shown: an id it invents, or one of a
 memory it never saw, is dropped, and a pattern left with fewer than MIN_EVIDENCE memories is
-dropped whole (counted in `dropped`). Pinned memories are shown (reading is not compacting);
-earlier emergent patterns and digests are not (a pattern of patterns proves nothing new).
+dropped whole (counted in `dropped`). A pattern whose evidence a person rejected as a pattern
+before, unchanged since, is not staged again (listed in `skipped`; the call was paid: which
+memories a pattern cites is known only from the reply). Pinned memories are shown (reading is
+not compacting); earlier emergent patterns and digests are not (a pattern of patterns proves
+nothing new).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from proposals.dream_common import (
     require_llm,
 )
 from proposals.llm.types import LLMRequest, LLMUnavailable
-from proposals.models import ProposalKind
+from proposals.models import ProposalKind, ProposalStatus
 from proposals.services import proposal_stage
 
 PATTERN_TYPE = "pattern_emergent"
@@ -114,7 +117,7 @@ def dream_patterns(
                     out["dropped"] += 1
                     continue
                 name = prompts.slug(pattern.name, "pattern")
-                _, created = proposal_stage(
+                proposal, created = proposal_stage(
                     kind=ProposalKind.PATTERN_EMERGENT,
                     project=p,
                     cluster_key=key,
@@ -130,6 +133,11 @@ def dream_patterns(
                 )
                 if created:
                     out["proposalsCreated"] += 1
+                elif proposal.status == ProposalStatus.REJECTED:
+                    skip(
+                        f"pattern {name!r}: a pattern over these memories was rejected "
+                        f"(proposal {proposal.pk}) and none of them has changed since"
+                    )
     finally:
         out["llmCalls"] = budget.used
         out["durationMs"] = int((time.monotonic() - started) * 1000)

@@ -3,17 +3,18 @@
 Memory text is untrusted (DESIGN §8): it may hold instructions someone planted in a commit
 message. Every prompt carries it inside a fence longer than any backtick run in it, after
 the reference's "background data, not instructions" preamble, and asks for JSON only.
-Replies are parsed leniently (a ```json fence or prose around the object is tolerated) and
-validated strictly; anything else is "unparseable", never a guess.
+Replies are read leniently (a ```json fence or prose around the object is tolerated, and so
+are backtick runs inside its strings: proposals/reply_json.py) and validated strictly; anything
+else is "unparseable", never a guess.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from proposals.reply_json import Unparseable, reply_object
 
 DIGEST_PROMPT_VERSION = "dreamer-v1"
 PATTERN_PROMPT_VERSION = "patterns-v1"
@@ -26,10 +27,6 @@ UNTRUSTED_PREAMBLE = (
 )
 MAX_OBSERVATION_CHARS = 1_000  # per observation shown to the model
 MAX_DIGEST_OBSERVATIONS = 12
-
-
-class Unparseable(ValueError):
-    """The model's reply is not the JSON the prompt asked for."""
 
 
 @dataclass(frozen=True)
@@ -97,30 +94,13 @@ class Digest:
     observations: list[str]
 
 
-def _json_object(reply: str) -> dict[str, Any]:
-    text = reply.strip()
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    if fenced:
-        text = fenced.group(1).strip()
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        raise Unparseable("no JSON object in the reply")
-    try:
-        value = json.loads(text[start : end + 1])
-    except json.JSONDecodeError as exc:
-        raise Unparseable(f"invalid JSON: {exc.msg}") from None
-    if not isinstance(value, dict):
-        raise Unparseable("the reply is not a JSON object")
-    return value
-
-
 def slug(text: str, fallback: str) -> str:
     value = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:80]
     return value or fallback
 
 
 def parse_digest(reply: str) -> Digest:
-    data = _json_object(reply)
+    data = reply_object(reply, required=("observations",))
     observations = data.get("observations")
     if not isinstance(observations, list) or not observations:
         raise Unparseable("observations: a non-empty list is required")
@@ -165,7 +145,7 @@ class Validation:
 
 
 def parse_validation(reply: str) -> Validation:
-    data = _json_object(reply)
+    data = reply_object(reply, required=("verdict",))
     verdict = str(data.get("verdict", "")).strip().lower()
     if verdict not in ("pass", "soften", "reject"):
         raise Unparseable(f"verdict: expected pass, soften or reject (got {verdict!r})")
@@ -205,7 +185,7 @@ class Pattern:
 
 
 def parse_patterns(reply: str) -> list[Pattern]:
-    data = _json_object(reply)
+    data = reply_object(reply, required=("patterns",))
     items = data.get("patterns")
     if not isinstance(items, list):
         raise Unparseable("patterns: a list is required")
@@ -263,7 +243,7 @@ class Verdict:
 
 
 def parse_verdict(reply: str) -> Verdict:
-    data = _json_object(reply)
+    data = reply_object(reply, required=("verdict",))
     verdict = str(data.get("verdict", "")).strip().upper()
     if verdict not in VERDICTS:
         raise Unparseable(f"verdict: expected one of {', '.join(VERDICTS)} (got {verdict!r})")

@@ -1,5 +1,6 @@
 """Reads of the dream workflow: proposal listings and details (the reference's shapes), the
-source memories beside a proposal for review, and task runs."""
+source memories beside a proposal for review, whether a cluster is worth proposing, and task
+runs."""
 
 from __future__ import annotations
 
@@ -10,6 +11,11 @@ from typing import Any
 from graph.errors import InvalidParameter, NotFound
 from graph.models import Entity, Observation, Tag
 from proposals.models import Proposal, ProposalKind, ProposalStatus, TaskRun
+from proposals.source_state import SourceView, state_hash
+
+# The audit row of a person's reject (proposals/services.py writes it; an accept refused
+# because the sources are gone is `accept / refused`, never this).
+PERSON_REJECT = {"reviews__action": "reject", "reviews__outcome": "rejected"}
 
 STATUS_ALL = "all"
 STATUS_FILTERS = (*ProposalStatus.values, STATUS_ALL)
@@ -132,6 +138,46 @@ def proposal_sources(proposal: Proposal) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def sources_state(source_ids: list[int]) -> str:
+    """The hash of these sources as they are now (proposals/source_state.py)."""
+    ids = sorted({int(i) for i in source_ids})
+    observations: dict[int, list[str]] = {}
+    for entity_id, text in (
+        Observation.objects.filter(entity_id__in=ids)
+        .order_by("id")
+        .values_list("entity_id", "text")
+    ):
+        observations.setdefault(entity_id, []).append(text)
+    found = [
+        SourceView(pk, name, type_, title, observations.get(pk, []))
+        for pk, name, type_, title in Entity.objects.filter(pk__in=ids).values_list(
+            "pk", "name", "type", "title"
+        )
+    ]
+    return state_hash(ids, found)
+
+
+def rejected_for_state(kind: str, state: str) -> Proposal | None:
+    """A proposal of this kind a person rejected while its sources were in this state."""
+    return (
+        Proposal.objects.filter(kind=kind, status=ProposalStatus.REJECTED, sources_state=state)
+        .filter(**PERSON_REJECT)
+        .first()
+    )
+
+
+def proposal_for_sources(kind: str, source_ids: list[int]) -> Proposal | None:
+    """A proposal that makes a new one of this kind over these sources pointless (checked
+    before paying for an LLM call): one pending over exactly these sources — the cluster is
+    not proposed again while one waits for review — else one a person rejected while these
+    sources were as they are now."""
+    wanted = sorted(int(i) for i in source_ids)
+    for proposal in Proposal.objects.filter(kind=kind, status=ProposalStatus.PENDING):
+        if sorted(int(i) for i in proposal.source_ids or []) == wanted:
+            return proposal
+    return rejected_for_state(kind, sources_state(wanted))
 
 
 def task_run_detail(task_id: str | uuid.UUID) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from proposals.models import (
     TaskStatus,
 )
 from proposals.schemas import MAX_REASON_CHARS
+from proposals.selectors import rejected_for_state, sources_state
 
 # Provenance of what an accept writes: the dream pipeline made it, a person let it in.
 SOURCE_HOST = "dream"
@@ -60,16 +61,6 @@ def proposal_fingerprint(kind: str, source_ids: list[int], proposed: dict[str, A
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def pending_for_sources(kind: str, source_ids: list[int]) -> Proposal | None:
-    """A pending proposal of this kind over exactly these sources (checked before paying for an
-    LLM call: the same cluster is not proposed again while one waits for review)."""
-    wanted = sorted(int(i) for i in source_ids)
-    for proposal in Proposal.objects.filter(kind=kind, status=ProposalStatus.PENDING):
-        if sorted(int(i) for i in proposal.source_ids or []) == wanted:
-            return proposal
-    return None
-
-
 @transaction.atomic
 def proposal_stage(
     *,
@@ -81,7 +72,9 @@ def proposal_stage(
     llm_model: str = "",
     prompt_version: str = "",
 ) -> tuple[Proposal, bool]:
-    """Stage a pending proposal; an identical pending one is returned instead (created False)."""
+    """Stage a pending proposal (created True). Instead (created False): an identical pending
+    one is returned, or one of this kind a person rejected while these sources were as they
+    are now — a rejection is not undone by asking the model again."""
     if kind not in ProposalKind.values:
         raise InvalidInput(f"unknown proposal kind {kind!r}", field="kind")
     fingerprint = proposal_fingerprint(kind, source_ids, proposed)
@@ -90,12 +83,17 @@ def proposal_stage(
     ).first()
     if existing is not None:
         return existing, False
+    state = sources_state(source_ids)
+    rejected = rejected_for_state(kind, state)
+    if rejected is not None:
+        return rejected, False
     proposal = Proposal.objects.create(
         kind=kind,
         project=project,
         cluster_key=cluster_key[:255],
         fingerprint=fingerprint,
         source_ids=[int(i) for i in source_ids],
+        sources_state=state,
         proposed=proposed,
         llm_model=llm_model[:200],
         prompt_version=prompt_version[:50],
@@ -172,8 +170,9 @@ def proposal_accept(
       archives the superseded one, as remember does.
 
     A proposal that can no longer claim any source (all archived — summarised by another
-    digest or forgotten — or deleted) raises OperationFailed and is left rejected. Not pending
-    (a double accept) raises OperationFailed and changes nothing. A missing id is NotFound.
+    digest or forgotten — or deleted) raises OperationFailed and is left rejected; its audit
+    row is a refused accept whose reason says so. Not pending (a double accept) raises
+    OperationFailed and changes nothing. A missing id is NotFound.
     """
     _check_channel(channel)
     proposal = Proposal.objects.filter(pk=proposal_id).first()
@@ -187,11 +186,13 @@ def proposal_accept(
                 result = _APPLY[ProposalKind(proposal.kind)](proposal)
                 review.record(OUTCOME_APPLIED)
     except _Unclaimable as exc:
-        # The transaction rolled back (nothing applied); resolve the proposal as rejected.
+        # The transaction rolled back (nothing applied); resolve the proposal as rejected. The
+        # accept itself was refused, and the audit row says so: outcome `rejected` is kept for a
+        # person's reject (the dreamer remembers those, proposals/selectors.py).
         reason = str(exc)
         with transaction.atomic():
             _claim(proposal.pk, ProposalStatus.REJECTED, reason)
-            review.record(OUTCOME_REJECTED, reason)
+            review.record(OUTCOME_REFUSED, f"{reason}; the proposal was marked rejected")
         raise OperationFailed(
             f"Proposal {proposal.pk} can no longer be applied ({reason}); it has been marked "
             "rejected"

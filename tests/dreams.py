@@ -29,6 +29,19 @@ DIGEST = json.dumps(
     }
 )
 
+# An observation as coding sessions write them: a backtick run inside a JSON string.
+CODE_RUN = "Run ```make test``` before pushing; a ``` line closes the block"
+
+
+def bare_json(value: object) -> str:
+    """`value` as the prompt asks for it: JSON only."""
+    return json.dumps(value)
+
+
+def fenced_json(value: object) -> str:
+    """`value` as models often reply: prose, then a ```json fence around indented JSON."""
+    return f"Here is the JSON:\n```json\n{json.dumps(value, indent=2)}\n```\nHope it helps."
+
 
 @contextmanager
 def llm_provider(server: FakeLLMServer, model: str | None = None) -> Iterator[FakeLLMServer]:

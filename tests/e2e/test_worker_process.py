@@ -1,6 +1,6 @@
 """The background worker as a real process: the filesystem broker carries a write's embedding
-task from the writing process to `memesh worker`, and `memesh serve`'s worker child does not
-outlive the server.
+task from the writing process to `memesh worker`, `memesh serve`'s worker child does not
+outlive the server, and it starts with one line of ours (Celery's banner only at debug).
 
 Each test gets its own MEMESH_HOME (database and broker folder) and the deterministic
 embedder, so nothing needs the network or the model. Vectors are observed by reading the
@@ -192,6 +192,60 @@ def test_serve_runs_a_worker_child_that_exits_when_the_server_is_killed(
         stop(server)
         if child is not None and alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+READY = "Background worker ready (embedded): concurrency 1 (solo pool), filesystem broker at "
+# Pieces of Celery's start-up banner and of its warning about running as root.
+BANNER = ("-------------- celery@", "[config]", "[queues]", ".> transport:")
+
+
+@pytest.fixture
+def serve_log(home: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """The output of a `memesh serve --log-level <param>` whose worker is ready."""
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            memesh("serve", "--port", str(port), "--workers", "1", "--log-level", request.param),
+            cwd=ROOT,
+            env=worker_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for("the worker's line", lambda: READY in log.read_text(), STARTUP_DEADLINE, log)
+        # Ready means consuming: a write of the server is embedded by it.
+        response = httpx.post(
+            f"http://127.0.0.1:{port}/v1/remember",
+            json={"name": "startup-note", "type": "note", "observations": ["otters float"]},
+            timeout=30,
+        )
+        assert response.status_code == 200, response.text
+        db = home / "knowledge-graph.db"
+        wait_for("the vector", lambda: has_current_vector(db, "startup-note"), DEADLINE, log)
+        yield log
+    finally:
+        stop(server)
+
+
+@pytest.mark.parametrize("serve_log", ["warning"], indirect=True)
+def test_serve_starts_its_worker_with_one_line_and_no_celery_banner(serve_log: Path) -> None:
+    output = serve_log.read_text()
+
+    # (The test's own folder is named after it: it says "worker" too.)
+    lines = output.replace(str(serve_log.parent), "<tmp>").splitlines()
+    assert [line for line in lines if "worker" in line.lower()] == [READY + "<tmp>/home/celery"]
+    assert not [piece for piece in BANNER if piece in output], output
+    assert "SecurityWarning" not in output
+
+
+@pytest.mark.parametrize("serve_log", ["debug"], indirect=True)
+def test_serve_at_debug_shows_celerys_banner_too(serve_log: Path) -> None:
+    output = serve_log.read_text()
+
+    assert READY in output
+    assert all(piece in output for piece in BANNER), output
 
 
 def healthy(base: str) -> bool:

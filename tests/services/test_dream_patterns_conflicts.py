@@ -13,8 +13,8 @@ from graph.models import Entity
 from proposals.conflicts import conflict_candidates, dream_conflicts
 from proposals.models import JudgedPair, Proposal, ProposalKind
 from proposals.patterns import dream_patterns
-from proposals.services import proposal_accept
-from tests.dreams import llm_provider
+from proposals.services import proposal_accept, proposal_reject
+from tests.dreams import CODE_RUN, bare_json, fenced_json, llm_provider
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 from tests.helpers import remember
 from tests.vector_support import use_embedder
@@ -75,6 +75,49 @@ def test_pattern_evidence_is_limited_to_memories_the_model_was_shown(llm):
     assert proposal.proposed["name"] == "pattern-worker-timeouts"
     assert proposal.proposed["type"] == "pattern_emergent"
     assert "not shown" not in llm.chat_requests()[0].body["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("wrap", [bare_json, fenced_json])
+def test_a_pattern_whose_strings_hold_backtick_runs_is_staged_as_written(llm, wrap):
+    for i in range(5):
+        remember(f"n{i}", f"ran the tests before pushing {i}", tags=["project:alpha"])
+    evidence = ids("n0", "n1")
+    pattern = {"name": "```tests```", "description": CODE_RUN, "evidence": evidence}
+    llm.replies.append(LLMReply(text=wrap({"patterns": [pattern]})))
+
+    result = dream_patterns(project="alpha")
+
+    assert (result["proposalsCreated"], result["failures"]) == (1, 0)
+    proposal = Proposal.objects.get()
+    assert (proposal.proposed["observations"], proposal.source_ids) == ([CODE_RUN], evidence)
+
+
+def test_a_rejected_pattern_is_not_staged_again_until_its_evidence_changes(llm):
+    for i in range(5):
+        remember(f"n{i}", f"debugged a timeout in the worker {i}", tags=["project:alpha"])
+    evidence = ids("n0", "n1")
+    pattern = {"name": "worker-timeouts", "description": "Timeouts recur", "evidence": evidence}
+    llm.replies.append(LLMReply(text=json.dumps({"patterns": [pattern]})))
+    dream_patterns(project="alpha")
+    rejected = Proposal.objects.get()
+    proposal_reject(rejected.pk, channel="api")
+    reworded = {**pattern, "description": "Worker timeouts keep coming back"}
+    llm.replies.append(LLMReply(text=json.dumps({"patterns": [reworded]})))
+
+    again = dream_patterns(project="alpha")
+
+    assert (again["proposalsCreated"], again["llmCalls"]) == (0, 1)
+    [skip] = again["skipped"]
+    assert f"rejected (proposal {rejected.pk})" in skip["reason"]
+
+    remember("n1", "the timeout came from the database, not the worker")
+    llm.replies.append(LLMReply(text=json.dumps({"patterns": [reworded]})))
+    changed = dream_patterns(project="alpha")
+
+    assert changed["proposalsCreated"] == 1
+    assert Proposal.objects.get(status="pending").proposed["observations"] == [
+        reworded["description"]
+    ]
 
 
 def test_patterns_skip_projects_with_too_little_signal(llm):
@@ -162,6 +205,29 @@ def test_contradicts_and_duplicate_verdicts_become_relation_proposals(llm, decis
     dream_conflicts()
 
     assert Proposal.objects.get().proposed["relation"] == "contradicts"
+
+
+@pytest.mark.parametrize("wrap", [bare_json, fenced_json])
+def test_a_verdict_whose_strings_hold_backtick_runs_is_read(llm, decisions, wrap):
+    verdict = {"verdict": "DUPLICATE", "rationale": f"both say: {CODE_RUN}"}
+    llm.replies.append(LLMReply(text=wrap(verdict)))
+
+    result = dream_conflicts()
+
+    assert (result["judged"], result["failures"], result["proposalsCreated"]) == (1, 0, 1)
+    proposed = Proposal.objects.get().proposed
+    assert (proposed["relation"], proposed["rationale"]) == ("duplicates", verdict["rationale"])
+
+
+def test_a_rejected_relation_proposal_is_never_judged_again(llm, decisions):
+    llm.replies.append(LLMReply(text=json.dumps({"verdict": "CONTRADICTS", "rationale": "x"})))
+    dream_conflicts()
+    proposal_reject(Proposal.objects.get().pk, channel="api")
+
+    again = dream_conflicts()
+
+    assert (again["candidates"], again["llmCalls"]) == (0, 0)
+    assert len(llm.chat_requests()) == 1
 
 
 def test_pairs_already_related_are_not_candidates(decisions):

@@ -14,8 +14,8 @@ from graph.models import Entity, Relation
 from proposals.config import config_update
 from proposals.dreamer import dream_run
 from proposals.models import Proposal, ProposalKind, ProposalStatus
-from proposals.services import proposal_accept
-from tests.dreams import DIGEST, commits
+from proposals.services import proposal_accept, proposal_reject
+from tests.dreams import CODE_RUN, DIGEST, bare_json, commits, fenced_json
 from tests.fakes.llm_servers import LLMReply
 from tests.helpers import remember
 
@@ -122,6 +122,41 @@ def test_an_identical_pending_digest_is_never_duplicated(llm):
     assert Proposal.objects.count() == 1
 
 
+def test_a_rejected_digest_is_not_paid_for_again_until_one_of_its_memories_changes(llm):
+    commits(6)
+    dream_run()
+    rejected = Proposal.objects.get()
+    proposal_reject(rejected.pk, reason="too vague", channel="cli")
+    paid = len(llm.chat_requests())
+
+    again = dream_run()
+
+    assert (again["proposalsCreated"], again["llmCalls"]) == (0, 0)
+    assert len(llm.chat_requests()) == paid
+    [skip] = again["skipped"]
+    assert f"rejected (proposal {rejected.pk})" in skip["reason"]
+
+    remember("commit-alpha-3", "also raised the parser's timeout", type="commit")
+    changed = dream_run()
+
+    assert (changed["proposalsCreated"], changed["llmCalls"]) == (1, 1)
+    assert len(llm.chat_requests()) == paid + 1
+    fresh = Proposal.objects.get(status=ProposalStatus.PENDING)
+    assert fresh.source_ids == rejected.source_ids
+
+
+def test_a_cluster_that_gained_a_memory_since_its_rejection_is_proposed_again(llm):
+    commits(6)
+    dream_run()
+    proposal_reject(Proposal.objects.get().pk, channel="api")
+    commits(1, start=6)
+
+    result = dream_run()
+
+    assert (result["proposalsCreated"], result["llmCalls"]) == (1, 1)
+    assert len(Proposal.objects.get(status=ProposalStatus.PENDING).source_ids) == 7
+
+
 def test_dry_run_calls_no_llm_and_stages_nothing_even_without_a_provider():
     commits(6)
 
@@ -164,6 +199,37 @@ def test_an_unparseable_or_failed_reply_is_skipped_not_staged(llm):
     reasons = sorted(s["reason"] for s in result["skipped"])
     assert reasons[0].startswith("LLM unavailable")
     assert reasons[1].startswith("unparseable LLM reply")
+
+
+@pytest.mark.parametrize("wrap", [bare_json, fenced_json])
+def test_a_digest_whose_strings_hold_backtick_runs_is_staged_as_written(llm, wrap):
+    commits(5)
+    digest = {
+        "name": "ci-habits",
+        "title": "Tests run with ```make test```",
+        "observations": [CODE_RUN, "```"],
+    }
+    llm.replies.append(LLMReply(text=wrap(digest)))
+
+    result = dream_run()
+
+    assert (result["proposalsCreated"], result["skipped"]) == (1, [])
+    proposed = Proposal.objects.get().proposed
+    assert (proposed["title"], proposed["observations"]) == (digest["title"], [CODE_RUN, "```"])
+
+
+@pytest.mark.parametrize("wrap", [bare_json, fenced_json])
+def test_a_validator_verdict_whose_strings_hold_backtick_runs_is_read(llm, wrap):
+    commits(5)
+    warnings = [{"claim": CODE_RUN, "reason": "no memory mentions ```make test```"}]
+    llm.replies.extend(
+        [LLMReply(text=DIGEST), LLMReply(text=wrap({"verdict": "soften", "warnings": warnings}))]
+    )
+
+    dream_run(validate=True)
+
+    proposed = Proposal.objects.get().proposed
+    assert (proposed["validation"], proposed["validation_warnings"]) == ("soften", warnings)
 
 
 def test_the_validator_softens_rejects_or_is_unavailable(llm):

@@ -155,7 +155,15 @@ def test_a_proposal_that_can_no_longer_claim_any_source_is_refused_and_rejected(
     assert proposal.status == ProposalStatus.REJECTED
     assert "summarised" in proposal.reason
     assert not Entity.objects.filter(name="digest-alpha-week").exists()
-    assert reviews(proposal) == [("accept", "rejected", "admin")]
+    # The audit row records the accept as refused, and why, as docs/review.md says.
+    [review] = proposal.reviews.all()
+    assert (review.action, review.outcome, review.channel, review.reviewer) == (
+        "accept",
+        "refused",
+        "admin",
+        "ana",
+    )
+    assert review.reason == f"{proposal.reason}; the proposal was marked rejected"
     assert proposal_list() == []
 
 
@@ -239,6 +247,7 @@ def test_a_relation_whose_endpoint_is_archived_is_refused_loudly_and_rejected():
     proposal.refresh_from_db()
     assert proposal.status == ProposalStatus.REJECTED
     assert not Relation.objects.filter(type="contradicts").exists()
+    assert reviews(proposal) == [("accept", "refused", "api")]
 
 
 def test_reject_leaves_the_sources_untouched_and_records_the_reason():
@@ -259,6 +268,47 @@ def test_reject_leaves_the_sources_untouched_and_records_the_reason():
     with pytest.raises(OperationFailed):
         proposal_reject(proposal.pk, channel="api")
     assert ProposalReview.objects.filter(outcome="refused").count() == 2
+
+
+def test_sources_a_person_rejected_are_not_staged_again_while_unchanged():
+    ids = commits(5)
+    rejected = digest(ids)
+    proposal_reject(rejected.pk, channel="api")
+
+    # Other words over the same memories: the rejection stands.
+    proposal, created = proposal_stage(
+        kind=ProposalKind.DIGEST,
+        project="alpha",
+        cluster_key="2026-W48",
+        source_ids=ids,
+        proposed={"name": "digest-reworded", "observations": ["Flaky parser tests, fixed"]},
+    )
+    assert (proposal.pk, created) == (rejected.pk, False)
+    # Another kind of proposal over them is another question.
+    _, created = proposal_stage(
+        kind=ProposalKind.PATTERN_EMERGENT,
+        project="alpha",
+        cluster_key="patterns",
+        source_ids=ids,
+        proposed={"name": "pattern-flaky", "observations": ["Flaky tests recur"]},
+    )
+    assert created
+    # A source edited since: proposed afresh.
+    remember("commit-alpha-2", "the fix was a missing lock", type="commit")
+    assert digest(ids, name="digest-after-the-edit").status == ProposalStatus.PENDING
+
+
+def test_an_accept_refused_for_gone_sources_is_not_a_rejection_to_remember():
+    ids = commits(5)
+    for i in range(5):
+        forget(f"commit-alpha-{i}")
+    proposal = digest(ids)
+    with pytest.raises(OperationFailed):
+        proposal_accept(proposal.pk, channel="api")
+
+    again = digest(ids, name="digest-alpha-again")
+
+    assert again.pk != proposal.pk
 
 
 def test_reject_refuses_a_reason_over_500_characters():

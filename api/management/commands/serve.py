@@ -19,6 +19,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError, CommandParser
 
 from api.cli import MemeshCommand
+from api.management.commands.worker import LOG_LEVELS
 from memesh_site import lifecycle, remote_auth
 from memesh_site.remote_auth import is_loopback
 
@@ -80,7 +81,11 @@ class Command(MemeshCommand):
             help="Do not apply pending database migrations before serving.",
         )
         parser.add_argument(
-            "--log-level", default="warning", choices=["critical", "error", "warning", "info"]
+            "--log-level",
+            default="warning",
+            choices=LOG_LEVELS,
+            help="Of the server and its worker: info adds the access log; debug also shows "
+            "Celery's start-up banner and warnings.",
         )
         parser.add_argument(
             "--no-worker",
@@ -131,7 +136,7 @@ class Command(MemeshCommand):
                 host=host.strip("[]"),
                 port=port,
                 log_level=options["log_level"],
-                access_log=options["log_level"] == "info",
+                access_log=options["log_level"] in ("info", "debug"),
                 # The composed app needs lifespan: /mcp's session manager runs for the
                 # server's lifetime (memesh_site/asgi.py).
                 lifespan="on",
@@ -179,10 +184,10 @@ class Command(MemeshCommand):
 
 
 def _start_worker(log_level: str) -> subprocess.Popen[bytes] | None:
-    """The embedded background worker: a child process that lives as long as the server."""
+    """The embedded background worker: a child process that lives as long as the server. It
+    says itself, in one line, when it is ready."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return None  # tasks run inside the request's process
-    sys.stderr.write("Background worker started (embedding runs off the request path).\n")
     return subprocess.Popen(
         [
             sys.executable,

@@ -1,13 +1,33 @@
-"""`memesh worker`: the Celery worker that embeds memories and runs background work."""
+"""`memesh worker`: the Celery worker that embeds memories and runs background work.
+
+Its start-up is one line of ours once it is ready. Celery's banner, its configuration dump
+and its warnings are for debugging it: they appear at `--log-level debug` only.
+"""
 
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import CommandParser
 
 from api.cli import MemeshCommand
+from memesh_site import paths
 from memesh_site.lifecycle import exit_with_parent
+
+LOG_LEVELS = ["critical", "error", "warning", "info", "debug"]
+
+
+def broker_description() -> str:
+    """Where the worker takes its tasks from, without a password."""
+    url: str = settings.CELERY_BROKER_URL
+    if url.startswith("filesystem://"):
+        return f"filesystem broker at {paths.celery_broker_dir(paths.memesh_home())}"
+    from kombu.utils.url import maybe_sanitize_url
+
+    return f"broker {maybe_sanitize_url(url)}"
 
 
 class Command(MemeshCommand):
@@ -16,7 +36,10 @@ class Command(MemeshCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--concurrency", type=int, default=1)
         parser.add_argument(
-            "--log-level", default="warning", choices=["critical", "error", "warning", "info"]
+            "--log-level",
+            default="warning",
+            choices=LOG_LEVELS,
+            help="debug also shows Celery's start-up banner and its warnings.",
         )
         parser.add_argument(
             "--parent-pid",
@@ -25,19 +48,44 @@ class Command(MemeshCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        from celery.exceptions import SecurityWarning
+        from celery.signals import worker_ready
+
         from memesh_site.celery import app
 
         if options["parent_pid"]:
             exit_with_parent(options["parent_pid"], graceful=False)
 
+        level: str = options["log_level"]
+        concurrency: int = options["concurrency"]
         # solo pool: one embedding model per process; the work is CPU-bound batches.
-        pool = "solo" if options["concurrency"] == 1 else "prefork"
+        pool = "solo" if concurrency == 1 else "prefork"
+        line = (
+            f"Background worker ready{' (embedded)' if options['parent_pid'] else ''}: "
+            f"concurrency {concurrency} ({pool} pool), {broker_description()}\n"
+        )
+
+        @worker_ready.connect(weak=False)
+        def announce(**kwargs: Any) -> None:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
+        quiet = []
+        if level != "debug":
+            quiet = ["--quiet"]  # Celery's banner
+            # Celery warns about a worker running as root (common in containers) because a
+            # worker accepting pickle runs whatever the broker hands it; as root with pickle
+            # it refuses to start at all. This one accepts JSON only (Celery's default
+            # accept_content, which memesh leaves as is), so the warning is noise in the
+            # user's terminal; debug still shows it.
+            warnings.filterwarnings("ignore", category=SecurityWarning)
         app.worker_main(
             [
+                *quiet,
                 "worker",
                 f"--pool={pool}",
-                f"--concurrency={options['concurrency']}",
-                f"--loglevel={options['log_level']}",
+                f"--concurrency={concurrency}",
+                f"--loglevel={level}",
                 "--without-heartbeat",
                 "--without-gossip",
                 "--without-mingle",
