@@ -42,7 +42,10 @@ ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"] + [
 
 INSTALLED_APPS = [
     # The review UI (DESIGN §9): admin, sessions and messages for logged-in reviewers.
-    "django.contrib.admin",
+    # SimpleAdminConfig: the admin modules are discovered by memesh_site/urls.py, which only
+    # the web server and the URL checks load, so a CLI process does not import them (and the
+    # services and schemas they pull in) at start-up.
+    "django.contrib.admin.apps.SimpleAdminConfig",
     "django.contrib.contenttypes",
     "django.contrib.auth",
     "django.contrib.sessions",

@@ -3,6 +3,9 @@ from django.contrib.auth import views as auth_views
 from django.contrib.staticfiles.views import serve as serve_static
 from django.urls import include, path, re_path
 
+# The admin is discovered here, not at django.setup() (settings: SimpleAdminConfig).
+admin.autodiscover()
+
 urlpatterns = [
     path("v1/", include("api.urls")),
     # The review UI for people (docs/review.md): Django admin and the HTMX review page.

@@ -11,11 +11,16 @@ that (docs/benchmarks.md has the figures).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 from django.db import models
 
 from graph.storage.cursor import cursor, placeholders
+
+if TYPE_CHECKING:
+    # numpy is imported where a vector is handled, not with the models: every process loads
+    # the models at start-up, and most never touch a vector (numpy costs ~0.15 s to import).
+    import numpy as np
 
 # Params: none. Creates the generation's bit table.
 _SQL_CREATE_TABLE = "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0(coarse bit[{dims}])"
@@ -182,6 +187,8 @@ class VectorManager(models.Manager):
         if not rows:
             return
         self.remove(generation, [entity_id for entity_id, _, _ in rows])
+        import numpy as np
+
         blobs = [(eid, h, np.asarray(v, dtype=np.float32).tobytes()) for eid, h, v in rows]
         with cursor() as cur:
             cur.executemany(
@@ -303,6 +310,8 @@ class VectorManager(models.Manager):
     # --- search -----------------------------------------------------------------------
 
     def floats(self, generation: int, entity_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        import numpy as np
+
         out: dict[int, np.ndarray] = {}
         with cursor() as cur:
             for chunk in _chunks(entity_ids):
@@ -317,6 +326,8 @@ class VectorManager(models.Manager):
         self, generation: int, query: np.ndarray, entity_ids: Sequence[int]
     ) -> dict[int, float]:
         """Cosine similarity of the query to each of these entities' vectors (where stored)."""
+        import numpy as np
+
         vectors = self.floats(generation, entity_ids)
         if not vectors:
             return {}
@@ -327,6 +338,8 @@ class VectorManager(models.Manager):
     def coarse_neighbours(self, generation: int, query: np.ndarray, coarse: int) -> list[int]:
         """sqlite-vec's KNN over the sign bits (a process's first search; graph.storage.vector_cache
         scans a copy faster after that)."""
+        import numpy as np
+
         blob = np.asarray(query, dtype=np.float32).tobytes()
         with cursor() as cur:
             cur.execute(_SQL_COARSE_NEIGHBOURS.format(table=table_name(generation)), [blob, coarse])
@@ -353,6 +366,8 @@ class VectorManager(models.Manager):
         is searched among its own rows in the copy, or — on a first search, where sqlite-vec
         cannot filter — among sqlite-vec's neighbours, fetched SCOPED_OVERFETCH times over.
         """
+        import numpy as np
+
         from graph.storage.vector_cache import coarse_candidates
 
         if among is not None and len(among) <= coarse:
