@@ -17,6 +17,7 @@ from graph.ops.bundle import EXPORT, IMPORT
 from graph.ops.bundle_import import IMPORT_CHUNK
 from graph.ops.operation import CallContext
 from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
+from memesh_site.json_limits import MAX_JSON_DEPTH
 from tests.helpers import forget, names, recall, remember
 
 pytestmark = pytest.mark.django_db
@@ -373,6 +374,23 @@ def test_the_cli_refuses_a_truncated_file_before_writing_anything(tmp_path: Path
     with pytest.raises(SystemExit):
         call_command("import", str(path), "--json", stdout=out, stderr=err)
     assert json.loads(err.getvalue())["errorCode"] == "validation.bad-body"
+    assert out.getvalue() == ""
+    assert not Entity.objects.exists()
+
+
+def test_the_cli_refuses_a_file_nested_past_the_limit_before_writing_anything(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "deep.json"
+    deep = '{"v": ' * 100_000 + "{}" + "}" * 100_000  # json.dumps of it would recurse out
+    good = json.dumps({"entities": [entry("a", "x"), entry("b", "y", replaced_history=["@"])]})
+    path.write_text(good.replace('"@"', deep))
+    out, err = StringIO(), StringIO()
+    with pytest.raises(SystemExit):
+        call_command("import", str(path), "--json", stdout=out, stderr=err)
+    error = json.loads(err.getvalue())
+    assert error["errorCode"] == "validation.bad-body"
+    assert f"deeper than {MAX_JSON_DEPTH} levels" in error["error"]
     assert out.getvalue() == ""
     assert not Entity.objects.exists()
 
