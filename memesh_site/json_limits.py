@@ -4,8 +4,9 @@ Python's json module parses arrays and objects by recursion, so 20 kB of `[[[[â€
 RecursionError (not the ValueError a caller catches for bad JSON) and take down whatever reads
 them. Every JSON input is therefore checked against MAX_JSON_DEPTH before a parser sees it:
 REST bodies (api/parsers.py), /mcp bodies (memesh_site/mcp_http.py), `memesh mcp` stdio lines
-(api/mcp_stdio.py), `--input` on the CLI (api/cli.py) and import files (graph/ops/bundle_io.py,
-whose streaming parser reports its events to `bounded_events`). Too deep is JSONTooDeep, a
+(api/mcp_stdio.py), `--input` on the CLI (api/cli.py), `memesh config set` values
+(proposals/config.py) and import files (graph/ops/bundle_io.py, whose streaming parser
+reports its events to `bounded_events`). Too deep is JSONTooDeep, a
 ValueError; api/envelope.py makes it `400 validation.bad-body`, the MCP transports a JSON-RPC
 parse error (-32700).
 
