@@ -23,6 +23,7 @@ from api.envelope import Failure, known_failure
 from graph.errors import InvalidInput
 from graph.ops.operation import CallContext, Operation
 from graph.project import project_id
+from memesh_site import json_limits
 
 PROJECT_HELP = "Project id (default: this directory's project)."
 
@@ -78,6 +79,16 @@ def given(options: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {key: options[key] for key in keys if options.get(key) is not None}
 
 
+def _input(text: str) -> object:
+    """`--input`, decoded as every transport decodes JSON (memesh_site/json_limits.py)."""
+    try:
+        return json_limits.loads(text)
+    except json_limits.JSONTooDeep as exc:
+        raise InvalidInput(f"--input {exc}") from None
+    except ValueError as exc:
+        raise InvalidInput(f"--input is not JSON: {exc}") from None
+
+
 class OperationCommand(MemeshCommand):
     operation: ClassVar[Operation]
     json_help: ClassVar[str] = "Print the result as JSON."
@@ -104,10 +115,7 @@ class OperationCommand(MemeshCommand):
         self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            payload = json.loads(options["input"]) if options["input"] else self.payload(options)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"--input is not JSON: {exc}") from None
+        payload = _input(options["input"]) if options["input"] else self.payload(options)
         result = self.operation.run(payload, cli_context())
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))

@@ -31,6 +31,7 @@ from django.db import OperationalError
 from rest_framework import exceptions as drf
 
 from graph.errors import MemeshError
+from memesh_site.json_limits import JSONTooDeep
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +97,10 @@ def known_failure(exc: BaseException) -> Failure | None:
         return DATABASE_BUSY
     if isinstance(exc, drf.APIException):
         return _drf_failure(exc)
+    if isinstance(exc, JSONTooDeep):
+        # Raised by every transport's JSON decoding (memesh_site/json_limits.py) before a
+        # parser could recurse out: bad input like any other.
+        return Failure(400, "validation.bad-body", f"The JSON input {exc}")
     if isinstance(exc, DisallowedHost):
         # Loopback servers check the Host header so a web page cannot reach them through
         # DNS rebinding; MEMESH_ALLOWED_HOSTS adds names.

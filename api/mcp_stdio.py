@@ -6,12 +6,15 @@ request's id waits forever. JSON-RPC 2.0 asks for an error instead: -32700 (pars
 null) for a line that is not JSON, -32600 (invalid request) for one that is JSON but not a
 valid message, with the request's id when it has a usable one. This module reads stdin itself
 so that it knows the line that failed, and answers it.
+
+A line nested deeper than MAX_JSON_DEPTH (memesh_site/json_limits.py, the bound on every
+transport's JSON) never reaches the SDK's parser: it is answered -32700 like a line that is
+not JSON, and the next line is served as usual.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,12 +24,19 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from memesh_site import json_limits
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
 
+# What the SDK is handed instead of a line nested too deep: it cannot read an empty line
+# either, so that line is answered the way every unreadable line is (AnsweringReadStream).
+UNREADABLE = "\n"
+
+
 class TrackedLines:
-    """stdin as an async iterator of lines that remembers the last line it handed out."""
+    """stdin as an async iterator of lines that remembers the last line it read."""
 
     def __init__(self, source: anyio.AsyncFile[str]) -> None:
         self.source = source
@@ -40,13 +50,19 @@ class TrackedLines:
         if not line:
             raise StopAsyncIteration
         self.last_line = line
+        try:
+            json_limits.check_depth(line)
+        except json_limits.JSONTooDeep:
+            return UNREADABLE
         return line
 
 
 def error_for(line: str) -> types.JSONRPCError:
     """The JSON-RPC error answering an unreadable line."""
     try:
-        parsed = json.loads(line)
+        parsed = json_limits.loads(line)
+    except json_limits.JSONTooDeep as exc:
+        return _error(None, PARSE_ERROR, f"Parse error: the line {exc}")
     except ValueError:
         return _error(None, PARSE_ERROR, "Parse error: the line is not JSON")
     raw_id = parsed.get("id") if isinstance(parsed, dict) else None

@@ -22,6 +22,7 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 from api import envelope
 from graph.ops.operation import Operation
 from graph.ops.registry import OPERATIONS
+from memesh_site.json_limits import MAX_JSON_DEPTH
 
 PREFIX = "/v1/"
 REF_PREFIX = "#/components/schemas/"
@@ -47,7 +48,8 @@ ERROR_CODES: tuple[str, ...] = (
 # status -> description of the error responses every operation route may answer with.
 ERROR_RESPONSES: dict[int, str] = {
     400: "The request was rejected: a malformed or invalid body or parameter "
-    "(`validation.*`), or the operation refused it (`operation.failed`).",
+    f"(`validation.*`; a body nested deeper than {MAX_JSON_DEPTH} levels is malformed), or "
+    "the operation refused it (`operation.failed`).",
     401: "Only on a remote-bound listener: the bearer token is missing or wrong.",
     404: "No such route (`route.not-found`), or the named entity does not exist "
     "(`resource.not-found`).",

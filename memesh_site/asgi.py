@@ -132,10 +132,9 @@ class MemeshApplication:
             )
             await send({"type": "http.response.body", "body": body})
             return
-        if self.stateless:
-            await mcp_http.serve_stateless(self.mcp.handle_request, scope, receive, send)
-        else:
-            await self.mcp.handle_request(scope, receive, send)
+        await mcp_http.serve(
+            self.mcp.handle_request, scope, receive, send, stateless=self.stateless
+        )
 
     async def lifespan(self, receive: Receive, send: Send) -> None:
         # One task enters and leaves the session manager's task group, as anyio requires.

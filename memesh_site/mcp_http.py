@@ -1,4 +1,12 @@
-"""/mcp when `memesh serve` runs more than one worker process.
+"""/mcp: JSON nested too deep refused before the SDK reads it, and sessions when `memesh serve`
+runs more than one worker process.
+
+Every POST body is checked against MAX_JSON_DEPTH (memesh_site/json_limits.py, the bound on
+every transport's JSON) and one nested deeper is answered as the SDK answers a body it cannot
+parse: 400 with a JSON-RPC parse error (-32700). The SDK copes by itself (pydantic's parser
+stops at 200 levels; its 2026-protocol path catches the RecursionError), but this module's own
+reading of `initialize` did not: 1,000 levels and uvicorn answered a plain-text 500. One limit
+for every transport also means what /mcp accepts is what REST and stdio accept.
 
 A streamable-HTTP session lives in the memory of the process that created it, and the kernel
 hands each connection to whichever worker accepts it first, so a session's next request may
@@ -22,11 +30,16 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from contextvars import ContextVar
 from typing import Any
 
+from memesh_site import json_limits
+
 SESSION_HEADER = b"mcp-session-id"
 SESSION_PREFIX = "memesh-name."
 NAME_MAX = 200  # characters of a declared name kept (source_host keeps fewer)
 # An `initialize` body is a few hundred bytes; a body past this cannot be one.
 INITIALIZE_MAX_BYTES = 64 * 1024
+# JSON-RPC's codes for a body that cannot be parsed, and for a server-defined refusal.
+PARSE_ERROR = -32700
+SERVER_ERROR = -32000
 
 Message = MutableMapping[str, Any]
 Scope = MutableMapping[str, Any]
@@ -57,8 +70,10 @@ def name_from_session_id(session_id: str) -> str | None:
 
 def initialize_client_name(body: bytes) -> str | None:
     """The clientInfo name of a JSON-RPC `initialize` request, else None."""
+    if len(body) > INITIALIZE_MAX_BYTES:
+        return None
     try:
-        message = json.loads(body)
+        message = json_limits.loads(body)
     except ValueError:
         return None
     if not isinstance(message, dict) or message.get("method") != "initialize":
@@ -77,19 +92,18 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 
 async def _buffered(receive: Receive) -> tuple[bytes, bool, list[Message]]:
-    """Read the request body up to INITIALIZE_MAX_BYTES: (body, complete, messages read)."""
+    """Read the request body (the SDK reads all of it too): (body, complete, messages read);
+    not complete when the client went away first."""
     messages: list[Message] = []
-    body = b""
+    chunks: list[bytes] = []
     while True:
         message = await receive()
         messages.append(message)
         if message["type"] != "http.request":
-            return body, False, messages
-        body += message.get("body", b"")
+            return b"".join(chunks), False, messages
+        chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
-            return body, True, messages
-        if len(body) > INITIALIZE_MAX_BYTES:
-            return body, False, messages
+            return b"".join(chunks), True, messages
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:
@@ -101,26 +115,43 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
     return replayed
 
 
-async def _answer(send: Send, status: int, text: str) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": text}})
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"allow", b"POST")],
-        }
-    )
+async def _answer(send: Send, status: int, text: str, code: int = SERVER_ERROR) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}})
+    headers = [(b"content-type", b"application/json")]
+    if status == 405:
+        headers.append((b"allow", b"POST"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body.encode()})
 
 
-async def serve_stateless(
-    handle: Callable[[Scope, Receive, Send], Awaitable[None]],
-    scope: Scope,
-    receive: Receive,
-    send: Send,
+Handler = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+async def serve(
+    handle: Handler, scope: Scope, receive: Receive, send: Send, *, stateless: bool
 ) -> None:
-    """Serve one /mcp request on a stateless session manager (`handle`), carrying the client's
-    name across requests in the session id."""
+    """Serve one /mcp request on the SDK's session manager (`handle`): a POST body is read and
+    its depth checked first; with `stateless`, the client's name is carried in the session id."""
+    body, complete = b"", False
+    if scope.get("method", "") == "POST":
+        body, complete, messages = await _buffered(receive)
+        try:
+            json_limits.check_depth(body)
+        except json_limits.JSONTooDeep as exc:
+            await _answer(send, 400, f"Parse error: the body {exc}", PARSE_ERROR)
+            return
+        receive = _replay(messages, receive)
+    if stateless:
+        await serve_stateless(handle, scope, receive, send, body if complete else None)
+    else:
+        await handle(scope, receive, send)
+
+
+async def serve_stateless(
+    handle: Handler, scope: Scope, receive: Receive, send: Send, body: bytes | None
+) -> None:
+    """Serve one /mcp request on a stateless session manager, carrying the client's name
+    across requests in the session id; `body` is a POST's whole body (None for no POST)."""
     method = scope.get("method", "")
     if method == "GET":
         # No server-initiated stream: nothing here ever sends one, and a GET held open on a
@@ -139,10 +170,9 @@ async def serve_stateless(
         finally:
             declared_client_name.reset(token)
         return
-    body, complete, messages = await _buffered(receive)
-    name = initialize_client_name(body) if complete and method == "POST" else None
+    name = initialize_client_name(body) if body is not None else None
     if name is None:
-        await handle(scope, _replay(messages, receive), send)
+        await handle(scope, receive, send)
         return
 
     async def send_with_session(message: Message) -> None:
@@ -152,4 +182,4 @@ async def serve_stateless(
             message = {**message, "headers": headers}
         await send(message)
 
-    await handle(scope, _replay(messages, receive), send_with_session)
+    await handle(scope, receive, send_with_session)

@@ -17,7 +17,6 @@ only when that stored entry has the same provider, and stripped before saving.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from graph.embedding.config import EmbedderSection, load_config
 from graph.errors import InvalidInput, OperationFailed
 from graph.ops.validation_errors import describe_validation_error
-from memesh_site import config_store
+from memesh_site import config_store, json_limits
 from memesh_site.redact import mask_secret_fields
 from proposals.llm.chain import llm_chain
 from proposals.llm.probe import probe
@@ -203,9 +202,12 @@ def config_update(payload: object) -> dict[str, Any]:
 
 
 def parse_cli_value(raw: str) -> Any:
-    """A CLI value: JSON when it parses as JSON, else the string itself."""
+    """A CLI value: JSON when it parses as JSON, else the string itself; JSON nested past
+    MAX_JSON_DEPTH is refused (JSONTooDeep), not taken for a string."""
     try:
-        return json.loads(raw)
+        return json_limits.loads(raw)
+    except json_limits.JSONTooDeep:
+        raise
     except ValueError:
         return raw
 

@@ -4,13 +4,18 @@ lifecycle of a server process (a free port, waiting for health, stopping)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import queue
 import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -19,6 +24,7 @@ PROCS = ROOT / "tests" / "procs"  # scripts the tests run as processes
 PROCESS_DEADLINE = 300  # a hang must fail the test, not the whole run
 STARTUP_DEADLINE = 60  # a server that never answers must fail the test, not hang it
 EXIT_DEADLINE = 60
+ANSWER_DEADLINE = 120  # seconds a `memesh mcp` answer may take before the test fails
 
 
 def memesh(*args: str) -> list[str]:
@@ -85,6 +91,28 @@ def wait_until_healthy(
     raise RuntimeError(f"memesh serve did not answer /v1/health:\n{log.read_text()}")
 
 
+@contextlib.contextmanager
+def serving(home: Path, log: Path, *args: str, **env: str) -> Iterator[str]:
+    """`memesh serve ARGS` on a free loopback port, MEMESH_HOME at `home` and its output in
+    `log`: the server's base URL once it answers /v1/health; stopped afterwards."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            memesh("serve", "--port", str(port), *args),
+            cwd=ROOT,
+            env=memesh_env(home, **env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until_healthy(proc, base, log, STARTUP_DEADLINE)
+        yield base
+    finally:
+        stop(proc)
+
+
 def read_rows(db: Path, sql: str, *params: object) -> list[tuple]:
     """Rows read from a memesh database file from outside its processes (read-only); [] while
     the file does not exist, is not migrated yet, or a writer holds the lock."""
@@ -95,3 +123,97 @@ def read_rows(db: Path, sql: str, *params: object) -> list[tuple]:
             return conn.execute(sql, params).fetchall()
         except sqlite3.OperationalError:
             return []
+
+
+class StdioServer:
+    """A `memesh mcp` process spoken to in raw JSON-RPC lines, with reader threads so that
+    reads wait with a deadline (and stderr never fills its pipe)."""
+
+    def __init__(self, home: Path, **env: str) -> None:
+        self.proc = subprocess.Popen(
+            memesh("mcp"),
+            cwd=ROOT,
+            env=memesh_env(home, **{"MEMESH_EMBEDDER": "none", **env}),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.answers: dict[Any, dict[str, Any]] = {}
+        self.arrived: list[dict[str, Any]] = []  # every message, in order
+        self.stderr: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line)
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def _receive(self, waiting_for: object) -> None:
+        line = self.lines.get(timeout=ANSWER_DEADLINE)
+        assert line is not None, f"the server exited (waiting for {waiting_for!r})"
+        message = json.loads(line)  # every stdout line is a JSON-RPC message
+        assert message.get("jsonrpc") == "2.0", message
+        assert "id" in message, message  # the server sends no requests or notifications
+        self.answers[message["id"]] = message
+        self.arrived.append(message)
+
+    def wait_for(self, request_id: object) -> dict[str, Any]:
+        """Read messages until the answer to `request_id` arrives; keep every answer seen."""
+        while request_id not in self.answers:
+            self._receive(request_id)
+        return self.answers[request_id]
+
+    def take_answer(self, *request_ids: object) -> dict[str, Any]:
+        """Read until an answer with one of `request_ids` arrives, and take it out of the
+        answers kept (an id such as None can then answer the next line too)."""
+        while not any(i in self.answers for i in request_ids):
+            self._receive(request_ids)
+        return self.answers.pop(next(i for i in request_ids if i in self.answers))
+
+    def request(self, request_id: object, method: str, params: object = None) -> dict[str, Any]:
+        frame: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            frame["params"] = params
+        self.send(json.dumps(frame))
+        return self.wait_for(request_id)
+
+    def initialize(self, client_name: str) -> dict[str, Any]:
+        """The handshake: `initialize`, answered, then `notifications/initialized`."""
+        params = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": client_name, "version": "0"},
+        }
+        answer = self.request("init", "initialize", params)
+        self.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        return answer
+
+    def close(self) -> tuple[int, str]:
+        """End its input (it shuts down) and wait: (exit status, everything on its stderr)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            code = self.proc.wait(timeout=ANSWER_DEADLINE)
+        finally:
+            self.kill()
+        return code, "".join(self.stderr)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()

@@ -43,6 +43,7 @@ from graph.ops.fields import (
     StrictInput,
     TagName,
     TypeName,
+    storable_data,
     valid_text,
 )
 from graph.ops.validation_errors import describe_validation_error
@@ -83,7 +84,9 @@ class BundleEntry(BaseModel):
     tags: list[TagName] = Field(default_factory=list, max_length=MAX_ENTRY_ITEMS)
     relations: list[_EntryRelation] = Field(default_factory=list, max_length=MAX_ENTRY_ITEMS)
     # Earlier versions (`replace`, import overwrite) as export writes them; kept as data.
-    replaced_history: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_ENTRY_ITEMS)
+    replaced_history: Annotated[list[dict[str, Any]], AfterValidator(storable_data)] = Field(
+        default_factory=list, max_length=MAX_ENTRY_ITEMS
+    )
 
 
 class ImportInput(StrictInput):
@@ -133,6 +136,8 @@ class _Tally:
     def error(self, index: int, name: str | None, message: str) -> None:
         self.error_count += 1
         if len(self.errors) < MAX_REPORTED_ERRORS:
+            if name:  # the entry's own name, maybe the very text that made it invalid: escaped
+                name = name.encode("utf-8", "backslashreplace").decode("utf-8")
             label = f'entities[{index}] "{name}"' if name else f"entities[{index}]"
             self.errors.append(f"{label}: {message}")
 

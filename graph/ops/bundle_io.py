@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from graph.errors import InvalidInput
 from graph.ops.bundle_export import BUNDLE_VERSION, bundle_count, bundle_entities, exported_at
+from memesh_site.json_limits import JSONTooDeep, bounded_events
 
 ENTRY_PREFIX = "entities.item"
 _VALUE_EVENTS = {"start_map", "start_array", "string", "number", "boolean", "null"}
@@ -67,7 +68,9 @@ def bundle_scan(path: Path) -> int:
     has_entities = False
     try:
         with path.open("rb") as f:
-            events = ijson.parse(f)
+            # Depth is checked here, before anything is written: the import's passes re-read
+            # a file that passed, so nothing nested past MAX_JSON_DEPTH reaches json.dumps.
+            events = bounded_events(ijson.parse(f))
             first = next(events, None)
             if first is None or first[1] != "start_map":
                 raise InvalidInput("The bundle must be a JSON object")
@@ -78,6 +81,8 @@ def bundle_scan(path: Path) -> int:
                     entries += 1
     except ijson.JSONError as exc:
         raise InvalidInput(f"The bundle is not valid JSON: {exc}") from None
+    except JSONTooDeep as exc:
+        raise InvalidInput(f"The bundle {exc}") from None
     if not has_entities:
         raise InvalidInput("The bundle has no `entities` array", field="data.entities")
     return entries

@@ -12,10 +12,7 @@ reads and answers. The deadline only turns a hang into a failure; nothing assert
 from __future__ import annotations
 
 import json
-import queue
-import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,21 +27,11 @@ from mcp import Client, StdioServerParameters
 
 from api.openapi import ERROR_CODES
 from api.tool_schemas import tool_definitions
-from tests.processes import ROOT, memesh_env
+from tests.processes import ROOT, StdioServer, memesh_env
 
 pytestmark = pytest.mark.slow  # each test starts a Python + Django process
 
 DEADLINE = 120  # seconds; a hung server fails the test instead of hanging the run
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": "init",
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "fuzz", "version": "0"},
-    },
-}
 HUGE_ID = 123456789012345678901234567890
 
 
@@ -142,76 +129,13 @@ UNREADABLE: list[tuple[str, tuple[object, int] | None]] = [
 ]
 
 
-class StdioServer:
-    """A `memesh mcp` process with a reader thread, so reads can wait with a deadline."""
-
-    def __init__(self, home: Path) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "memesh_site.cli", "mcp"],
-            cwd=ROOT,
-            env=memesh_env(home, MEMESH_EMBEDDER="none"),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-        )
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.answers: dict[Any, dict[str, Any]] = {}
-        self.arrived: list[dict[str, Any]] = []  # every message, in order
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def wait_for(self, request_id: object) -> dict[str, Any]:
-        """Read messages until the answer to `request_id` arrives; keep every answer seen."""
-        while request_id not in self.answers:
-            line = self.lines.get(timeout=DEADLINE)
-            assert line is not None, f"the server exited (waiting for {request_id!r})"
-            message = json.loads(line)  # every stdout line is a JSON-RPC message
-            assert message.get("jsonrpc") == "2.0", message
-            assert "id" in message, message  # the server sends no requests or notifications
-            self.answers[message["id"]] = message
-            self.arrived.append(message)
-        return self.answers[request_id]
-
-    def request(self, request_id: object, method: str, params: object = None) -> dict[str, Any]:
-        frame: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            frame["params"] = params
-        self.send(json.dumps(frame))
-        return self.wait_for(request_id)
-
-    def close(self) -> tuple[int, str]:
-        assert self.proc.stdin is not None and self.proc.stderr is not None
-        self.proc.stdin.close()  # end of input: the server shuts down
-        try:
-            code = self.proc.wait(timeout=DEADLINE)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-        return code, self.proc.stderr.read()
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[StdioServer]:
     proc = StdioServer(tmp_path / "home")
     try:
         yield proc
     finally:
-        if proc.proc.poll() is None:
-            proc.proc.kill()
-            proc.proc.wait()
+        proc.kill()
 
 
 def _in_band_error(message: dict[str, Any]) -> dict[str, Any]:
@@ -224,8 +148,7 @@ def _in_band_error(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_junk_frames_get_errors_and_the_server_keeps_serving(server: StdioServer) -> None:
-    assert server.request("init", "initialize", INITIALIZE["params"])["result"]
-    server.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    assert server.initialize("fuzz")["result"]
 
     for n, (line, expected) in enumerate(UNREADABLE):
         seen = len(server.arrived)

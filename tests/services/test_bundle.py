@@ -17,6 +17,7 @@ from graph.ops.bundle import EXPORT, IMPORT
 from graph.ops.bundle_import import IMPORT_CHUNK
 from graph.ops.operation import CallContext
 from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
+from memesh_site.json_limits import MAX_JSON_DEPTH
 from tests.helpers import forget, names, recall, remember
 
 pytestmark = pytest.mark.django_db
@@ -334,6 +335,37 @@ def test_a_lone_surrogate_in_the_second_chunk_is_reported_while_both_chunks_impo
     assert_index_in_step()
 
 
+def test_an_entry_named_with_a_lone_surrogate_is_reported_with_its_name_escaped() -> None:
+    result = import_([entry("bad\ud800name", "x"), entry("good", "y")])
+
+    [error] = result["errors"]
+    assert error.startswith('entities[0] "bad\\ud800name": name: ')
+    json.dumps(result).encode("utf-8")  # what every transport sends: valid Unicode
+    assert result["imported"] == 1
+    assert list(Entity.objects.values_list("name", flat=True)) == ["good"]
+
+
+@pytest.mark.parametrize(
+    "version",
+    [{"observations": ["\udfff"]}, {"\ud800": "key"}, {"nested": [{"deep": "x\ud800"}]}],
+)
+def test_kept_versions_that_are_not_valid_unicode_are_reported_not_stored(version) -> None:
+    result = import_([entry("kept", "x", replaced_history=[version]), entry("good", "y")])
+
+    [error] = result["errors"]
+    assert error.startswith('entities[0] "kept": replaced_history: must be valid Unicode')
+    assert list(Entity.objects.values_list("name", flat=True)) == ["good"]
+    json.dumps(export()).encode("utf-8")  # the graph still exports
+
+
+def test_kept_versions_with_a_number_past_any_float_are_reported_not_stored() -> None:
+    result = import_([entry("kept", "x", replaced_history=[{"n": float("inf")}])])
+
+    [error] = result["errors"]
+    assert "replaced_history: must hold finite numbers only" in error
+    assert not Entity.objects.exists()
+
+
 def test_a_name_repeated_in_the_bundle_is_merged_by_the_strategy() -> None:
     result = import_([entry("twice", "first"), entry("twice", "second")], "append")
     assert result["imported"] == 1 and result["appended"] == 1
@@ -373,6 +405,23 @@ def test_the_cli_refuses_a_truncated_file_before_writing_anything(tmp_path: Path
     with pytest.raises(SystemExit):
         call_command("import", str(path), "--json", stdout=out, stderr=err)
     assert json.loads(err.getvalue())["errorCode"] == "validation.bad-body"
+    assert out.getvalue() == ""
+    assert not Entity.objects.exists()
+
+
+def test_the_cli_refuses_a_file_nested_past_the_limit_before_writing_anything(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "deep.json"
+    deep = '{"v": ' * 100_000 + "{}" + "}" * 100_000  # json.dumps of it would recurse out
+    good = json.dumps({"entities": [entry("a", "x"), entry("b", "y", replaced_history=["@"])]})
+    path.write_text(good.replace('"@"', deep))
+    out, err = StringIO(), StringIO()
+    with pytest.raises(SystemExit):
+        call_command("import", str(path), "--json", stdout=out, stderr=err)
+    error = json.loads(err.getvalue())
+    assert error["errorCode"] == "validation.bad-body"
+    assert f"deeper than {MAX_JSON_DEPTH} levels" in error["error"]
     assert out.getvalue() == ""
     assert not Entity.objects.exists()
 

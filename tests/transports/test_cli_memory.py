@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from graph.models import Entity
+from memesh_site.json_limits import MAX_JSON_DEPTH
 from tests.helpers import remember
 
 pytestmark = pytest.mark.django_db
@@ -132,6 +133,20 @@ def test_input_that_is_not_json_is_a_bad_body_with_json() -> None:
     assert error["errorCode"] == "validation.bad-body" and "--input" in error["error"]
     with pytest.raises(CommandError, match="--input is not JSON"):
         run("remember", "--input", "{not json")
+
+
+def test_input_nested_past_the_limit_is_a_bad_body_naming_the_limit() -> None:
+    err = StringIO()
+    deep = '{"name": "n", "type": "note", "observations": ' + "[" * 5_000 + "]" * 5_000 + "}"
+    with pytest.raises(SystemExit):
+        call_command("remember", "--input", deep, "--json", stdout=StringIO(), stderr=err)
+
+    error = json.loads(err.getvalue())
+    assert error["errorCode"] == "validation.bad-body"
+    assert error["error"].startswith(
+        f"--input nests arrays and objects deeper than {MAX_JSON_DEPTH}"
+    )
+    assert not Entity.objects.exists()
 
 
 def test_a_failure_without_json_is_a_command_error_naming_the_field() -> None:

@@ -80,6 +80,7 @@ def test_unset_removes_a_key_or_a_field() -> None:
         ("set", "nope", "1"),
         ("unset", "nope"),
         ("set", "llm", "openai"),
+        ("set", "llm", '{"provider": ' + "[" * 5_000 + "]" * 5_000 + "}"),  # past MAX_JSON_DEPTH
     ],
 )
 def test_bad_values_are_refused_and_change_nothing(args) -> None:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from graph.models import Entity
+from memesh_site.json_limits import MAX_JSON_DEPTH
 from tests.helpers import observations_of, remember
 from tests.rest import ONE_MB, assert_error, assert_json, post_json
 
@@ -66,6 +67,22 @@ def test_a_lone_surrogate_in_a_text_field_is_a_400_naming_it(client, route, payl
     body = assert_error(response, 400, "validation.bad-body")
     assert body["field"] == field
     assert not Entity.objects.exists()
+
+
+def test_a_body_nested_one_level_past_the_limit_is_refused_naming_the_limit(client):
+    remember("kept", "stays as it was")
+
+    def nested_query(levels: int) -> str:  # the body's own object is the first level
+        return '{"query": ' + "[" * (levels - 1) + "]" * (levels - 1) + "}"
+
+    at_limit = client.post("/v1/recall", nested_query(MAX_JSON_DEPTH), "application/json")
+    past_it = client.post("/v1/recall", nested_query(MAX_JSON_DEPTH + 1), "application/json")
+
+    # At the limit the body parses, and the schema answers; one level more never parses.
+    assert assert_error(at_limit, 400, "validation.bad-body")["field"] == "query"
+    body = assert_error(past_it, 400, "validation.bad-body")
+    assert f"deeper than {MAX_JSON_DEPTH} levels" in body["error"]
+    assert observations_of("kept") == ["stays as it was"]
 
 
 def test_a_missing_body_is_an_empty_object(client):
