@@ -6,6 +6,9 @@
   otherwise its message (a CommandError, which Django prints on stderr); exit 1 either way
   (DESIGN §3). stdout carries only what succeeded, so `memesh export --json > bundle.json`
   never writes an error into the file. An unexpected exception keeps its traceback.
+- A command that uses the database first applies any pending migration
+  (memesh_site/db/schema.py), as `memesh serve` and `memesh mcp` do: the first `memesh
+  remember` on a fresh MEMESH_HOME works instead of failing on a missing table.
 - `OperationCommand`: parse flags into the operation's input, run it as the CLI (source_host
   "cli", this directory's project), print JSON with --json or the command's own text otherwise.
 """
@@ -23,6 +26,7 @@ from api.envelope import Failure, known_failure
 from graph.errors import InvalidInput
 from graph.ops.operation import CallContext, Operation
 from graph.project import project_id
+from memesh_site.db.schema import migrate_if_needed
 
 PROJECT_HELP = "Project id (default: this directory's project)."
 
@@ -58,7 +62,11 @@ def cli_errors(command: MemeshCommand, *, as_json: bool) -> Iterator[None]:
 
 
 class MemeshCommand(BaseCommand):
-    """The base of every memesh command: known failures end it through `fail`."""
+    """The base of every memesh command: the schema is migrated first (unless `migrates`
+    is False: a command that never opens the database, or migrates on its own terms), and
+    known failures end it through `fail`."""
+
+    migrates: ClassVar[bool] = True
 
     def error_text(self, failure: Failure) -> str:
         """A failure as a person reads it (without --json)."""
@@ -66,6 +74,8 @@ class MemeshCommand(BaseCommand):
 
     def execute(self, *args: Any, **options: Any) -> Any:
         with cli_errors(self, as_json=bool(options.get("json"))):
+            if self.migrates:
+                migrate_if_needed()
             return super().execute(*args, **options)
 
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from django.core.management import call_command
 from django.core.management.base import CommandParser
 from django.db import connections
 
 from api.cli import MemeshCommand
 from graph.errors import MemeshError
+from memesh_site.db.schema import migrate_if_needed
 
 
 class DatabaseUnavailable(MemeshError):
@@ -63,7 +63,7 @@ class MigrationGate:
 
 def _migrate() -> None:
     try:
-        call_command("migrate", interactive=False, verbosity=0)
+        migrate_if_needed()
     finally:
         # Connections are per thread; this pool thread may never run Django code again.
         connections.close_all()
@@ -71,8 +71,9 @@ def _migrate() -> None:
 
 class Command(MemeshCommand):
     # The handshake must not wait for system checks (they import every URL and view);
-    # `memesh check` and `memesh doctor` run them.
+    # `memesh check` and `memesh doctor` run them. Nor for migrations: MigrationGate.
     requires_system_checks: list[str] = []
+    migrates = False
     help = "Run the memesh MCP server on stdio (for Claude Code, Codex, Gemini CLI, ...)."
 
     def add_arguments(self, parser: CommandParser) -> None:

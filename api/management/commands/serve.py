@@ -15,11 +15,11 @@ import sys
 from typing import Any
 
 from django.conf import settings
-from django.core.management import call_command
 from django.core.management.base import CommandError, CommandParser
 
 from api.cli import MemeshCommand
 from memesh_site import lifecycle, remote_auth
+from memesh_site.db.schema import migrate_if_needed
 from memesh_site.remote_auth import is_loopback
 
 API_PATH = "/v1"
@@ -54,6 +54,7 @@ def accept_bind_host(host: str) -> None:
 
 class Command(MemeshCommand):
     help = "Run the memesh HTTP server (REST under /v1, MCP at /mcp) on 127.0.0.1:3737."
+    migrates = False  # below, unless --no-migrate
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=settings.MEMESH_HTTP_HOST)
@@ -117,7 +118,7 @@ class Command(MemeshCommand):
         os.environ[WORKERS_ENV] = str(workers)
         os.environ[lifecycle.SERVE_PID_ENV] = str(os.getpid())
         if not options["no_migrate"]:
-            call_command("migrate", interactive=False, verbosity=0)
+            migrate_if_needed()
 
         import uvicorn
 
