@@ -5,6 +5,8 @@ size; REST passes the parsed body): entities first, IMPORT_CHUNK per transaction
 relations of every entry that was not skipped, once all their targets exist. It is
 deliberately not one transaction: one bad entry is reported in `errors` and the rest still
 imports. Each chunk rewrites the keyword index of what it touched before it commits.
+Every entry of a chunk is validated in full (graph/ops/bundle_entry.py, its version history
+included) before the chunk's transaction begins.
 
 Trust marker: every entity an import creates or changes gets `metadata.untrusted = true` and
 `metadata.import = {at, strategy, source_host}`; one it creates also gets
@@ -25,65 +27,24 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, Literal, cast
+from typing import Any, Literal, cast
 
 from django.db import DatabaseError, transaction
 from django.utils import timezone
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from graph.errors import InvalidInput
 from graph.models import Entity, Namespace, Observation, Relation, Tag
+from graph.ops.bundle_entry import BundleEntry
 from graph.ops.bundle_export import REPLACED_HISTORY, exported_at
-from graph.ops.fields import (
-    MAX_TITLE,
-    Name,
-    NamespaceName,
-    ObservationText,
-    Output,
-    StrictInput,
-    TagName,
-    TypeName,
-    valid_text,
-)
+from graph.ops.fields import NamespaceName, Output, StrictInput
 from graph.ops.operation import describe_validation_error
 from graph.search.text import normalize_observation
 
 IMPORT_CHUNK = 500
 MAX_REPORTED_ERRORS = 100
-MAX_ENTRY_ITEMS = 10_000  # an entity accumulates observations over many remembers
 MergeStrategy = Literal["skip", "overwrite", "append"]
 EntrySource = Callable[[], Iterable[object]]  # called once per pass: must restart each time
-
-
-def _title(value: str | None) -> str | None:
-    """Blank means "says nothing"; over-long is truncated: one row must not cost the bundle."""
-    if value is None or not valid_text(value).strip():
-        return None
-    return value.strip()[:MAX_TITLE]
-
-
-class _EntryRelation(BaseModel):
-    # `from` is ignored: the entry holding the relation is its source.
-    model_config = ConfigDict(extra="ignore", strict=True)
-    to: Name
-    type: TypeName
-
-
-class BundleEntry(BaseModel):
-    """One entry of an imported bundle. Unknown keys are ignored (bundles of other versions
-    carry ids, timestamps, ...); the fields that are used are checked as strictly as
-    remember checks them."""
-
-    model_config = ConfigDict(extra="ignore", strict=True)
-    name: Name
-    type: TypeName
-    title: Annotated[str | None, AfterValidator(_title)] = None
-    namespace: NamespaceName | None = None
-    observations: list[ObservationText] = Field(default_factory=list, max_length=MAX_ENTRY_ITEMS)
-    tags: list[TagName] = Field(default_factory=list, max_length=MAX_ENTRY_ITEMS)
-    relations: list[_EntryRelation] = Field(default_factory=list, max_length=MAX_ENTRY_ITEMS)
-    # Earlier versions (`replace`, import overwrite) as export writes them; kept as data.
-    replaced_history: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_ENTRY_ITEMS)
 
 
 class ImportInput(StrictInput):
