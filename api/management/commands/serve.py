@@ -16,6 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
+from django.db import connections
 
 from api.cli import MemeshCommand
 from memesh_site import lifecycle, remote_auth
@@ -119,6 +120,10 @@ class Command(MemeshCommand):
         os.environ[lifecycle.SERVE_PID_ENV] = str(os.getpid())
         if not options["no_migrate"]:
             migrate_if_needed()
+        # From here this process only supervises uvicorn's workers, which open their own
+        # connections: one left open here would pin the database's -wal and -shm files for
+        # the server's lifetime although nothing here reads through it again.
+        connections.close_all()
 
         import uvicorn
 
