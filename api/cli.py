@@ -1,11 +1,15 @@
 """The CLI transport: what every `memesh <command>` (api/management/commands/) shares.
 
 - Errors are mapped in one place, `MemeshCommand.execute`, through the envelope
-  (api/envelope.py): a memesh error or a locked database becomes, with --json, the failure
-  envelope (`{"success": false, "errorCode", "error", "field"?}`) as one line on stderr, and
-  otherwise its message (a CommandError, which Django prints on stderr); exit 1 either way
-  (DESIGN §3). stdout carries only what succeeded, so `memesh export --json > bundle.json`
-  never writes an error into the file. An unexpected exception keeps its traceback.
+  (api/envelope.py): a memesh error or a storage condition (a locked, read-only, full or
+  failing database) becomes, with --json, the failure envelope (`{"success": false,
+  "errorCode", "error", "field"?, "hint"?}`) as one line on stderr, and otherwise its message
+  and hint (a CommandError, which Django prints on stderr); exit 1 either way (DESIGN §3).
+  stdout carries only what succeeded, so `memesh export --json > bundle.json` never writes an
+  error into the file. An unexpected exception keeps its traceback.
+- A command that uses the database first applies any pending migration
+  (memesh_site/db/schema.py), as `memesh serve` and `memesh mcp` do: the first `memesh
+  remember` on a fresh MEMESH_HOME works instead of failing on a missing table.
 - `OperationCommand`: parse flags into the operation's input, run it as the CLI (source_host
   "cli", this directory's project), print JSON with --json or the command's own text otherwise.
 """
@@ -24,6 +28,7 @@ from graph.errors import InvalidInput
 from graph.ops.operation import CallContext, Operation
 from graph.project import project_id
 from memesh_site import json_limits
+from memesh_site.db.schema import migrate_if_needed
 
 PROJECT_HELP = "Project id (default: this directory's project)."
 
@@ -59,14 +64,21 @@ def cli_errors(command: MemeshCommand, *, as_json: bool) -> Iterator[None]:
 
 
 class MemeshCommand(BaseCommand):
-    """The base of every memesh command: known failures end it through `fail`."""
+    """The base of every memesh command: the schema is migrated first (unless `migrates`
+    is False: a command that never opens the database, or migrates on its own terms), and
+    known failures end it through `fail`."""
+
+    migrates: ClassVar[bool] = True
 
     def error_text(self, failure: Failure) -> str:
-        """A failure as a person reads it (without --json)."""
-        return failure.message
+        """A failure as a person reads it (without --json): the message, then what to do."""
+        hint = failure.extra.get("hint")
+        return f"{failure.message}. {hint}" if hint else failure.message
 
     def execute(self, *args: Any, **options: Any) -> Any:
         with cli_errors(self, as_json=bool(options.get("json"))):
+            if self.migrates:
+                migrate_if_needed()
             return super().execute(*args, **options)
 
 

@@ -1,12 +1,12 @@
 """The one envelope every transport answers with, and the one mapping from exceptions to it.
 
-Success is `{"success": true, "data": ...}`; failure is
-`{"success": false, "errorCode", "error", "field"?}` (plus the reference's legacy extras on a
-few routes: `code`, `limit`, `hint`, `replacement`). REST sends the envelope as the body, the
-ASGI edge (rate limit, bearer check, /mcp without lifespan) sends the same bytes, MCP returns
-the failure JSON in-band with `isError: true`, and the CLI prints it on stderr with --json and
-exits 1. Each transport only chooses how to send a `Failure`; what an exception means is
-decided here, once (DESIGN §3).
+Success is `{"success": true, "data": ...}`; failure is `{"success": false, "errorCode",
+"error", "field"?}` (plus the reference's legacy extras on a few routes: `code`, `limit`,
+`hint`, `replacement`; and a `hint` on every `storage.*` failure). REST sends the envelope as
+the body, the ASGI edge (rate limit, bearer check, /mcp without lifespan) sends the same bytes,
+MCP returns the failure JSON in-band with `isError: true`, and the CLI prints it on stderr with
+--json and exits 1. Each transport only chooses how to send a `Failure`; what an exception means
+is decided here, once (DESIGN §3).
 
 `errorCode` is the stable contract (the reference's "Stable error codes"); `error` is English
 prose and may be reworded.
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import DisallowedHost
-from django.db import OperationalError
 from rest_framework import exceptions as drf
 
-from graph.errors import MemeshError
+from graph.errors import MemeshError, StorageError
+from graph.storage.conditions import storage_error
 from memesh_site.json_limits import JSONTooDeep
 
 logger = logging.getLogger(__name__)
@@ -76,8 +76,6 @@ class Failure:
 
 
 INTERNAL = Failure(500, "server.internal", "Internal server error")
-# SQLite gave up waiting for another writer (busy_timeout, DESIGN §4): the caller may retry.
-DATABASE_BUSY = Failure(503, "server.internal", "The database is busy; retry shortly")
 
 
 def _drf_failure(exc: drf.APIException) -> Failure:
@@ -91,10 +89,13 @@ def _drf_failure(exc: drf.APIException) -> Failure:
 def known_failure(exc: BaseException) -> Failure | None:
     """What `exc` means to a caller, or None when it is unexpected (a bug, or a failure no
     caller can act on)."""
+    # A locked, read-only, full or failing database (graph.storage.conditions): the caller
+    # gets the condition's code and what to do about it, not a 500.
+    exc = storage_error(exc) or exc
+    if isinstance(exc, StorageError):
+        return Failure(exc.http_status, exc.error_code, exc.message, extra={"hint": exc.hint})
     if isinstance(exc, MemeshError):
         return Failure(exc.http_status, exc.error_code, exc.message, exc.field)
-    if isinstance(exc, OperationalError) and "locked" in str(exc):
-        return DATABASE_BUSY
     if isinstance(exc, drf.APIException):
         return _drf_failure(exc)
     if isinstance(exc, JSONTooDeep):
@@ -112,11 +113,11 @@ def known_failure(exc: BaseException) -> Failure | None:
 
 def failure_for(exc: BaseException, *, where: str) -> Failure:
     """`known_failure(exc)`, else `server.internal` (500). Logs what an operator should see:
-    a busy database as a warning, an unexpected exception with its traceback. `where` names
-    the view, tool or command for the log."""
+    a storage condition as a warning with SQLite's own words, an unexpected exception with
+    its traceback. `where` names the view, tool or command for the log."""
     failure = known_failure(exc)
-    if failure is DATABASE_BUSY:
-        logger.warning("database busy in %s: %s", where, exc)
+    if failure is not None and storage_error(exc) is not None:
+        logger.warning("%s in %s: %s", failure.error_code, where, exc.__cause__ or exc)
     elif failure is None:
         logger.exception("unexpected error in %s", where, exc_info=exc)
         failure = INTERNAL
@@ -152,6 +153,9 @@ def failure_schema(error_codes: list[str]) -> dict[str, Any]:
                 "description": "Legacy code kept for `route.not-found` and `payload.too-large`.",
             },
             "limit": {"type": "string", "description": "The body limit (`payload.too-large`)."},
-            "hint": {"type": "string", "description": "What to do instead (`payload.too-large`)."},
+            "hint": {
+                "type": "string",
+                "description": "What to do about it (`payload.too-large`, `storage.*`).",
+            },
         },
     }

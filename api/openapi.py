@@ -43,6 +43,12 @@ ERROR_CODES: tuple[str, ...] = (
     "operation.failed",
     "llm.not-configured",
     "server.internal",
+    # Conditions of the database's storage (graph/errors.py's StorageError family).
+    "storage.busy",
+    "storage.read-only",
+    "storage.full",
+    "storage.io-error",
+    "storage.cannot-open",
 )
 
 # status -> description of the error responses every operation route may answer with.
@@ -56,7 +62,11 @@ ERROR_RESPONSES: dict[int, str] = {
     405: "The route does not accept this method.",
     413: "The request body exceeds the 1 MB limit (`payload.too-large`).",
     500: "Unexpected server-side failure (`server.internal`).",
-    503: "The database is busy, or a remote listener has no token configured.",
+    503: "The database is busy (`storage.busy`), read-only (`storage.read-only`), cannot be "
+    "opened (`storage.cannot-open`) or its disk failed (`storage.io-error`), each with a "
+    "`hint`; or a remote listener has no token configured (`auth.not-configured`).",
+    507: "The disk holding the database is full (`storage.full`, with a `hint`); nothing was "
+    "written.",
 }
 
 ERROR_ENVELOPE: dict[str, Any] = envelope.failure_schema(list(ERROR_CODES))

@@ -45,3 +45,68 @@ class LLMNotConfigured(MemeshError):
 
     error_code = "llm.not-configured"
     http_status = 400
+
+
+class StorageError(MemeshError):
+    """The database cannot take the request now: a condition of the file or the disk under it,
+    not of the request. graph.storage.conditions recognises SQLite's errors as these; every
+    transport answers with the stable code, a sentence and a `hint` saying what to do. A
+    failed write changes nothing (its transaction rolls back)."""
+
+    sentence = "The database cannot be used"
+    hint = ""
+
+    def __init__(self) -> None:
+        super().__init__(self.sentence)
+
+
+class StorageBusy(StorageError):
+    error_code = "storage.busy"
+    http_status = 503
+    sentence = (
+        "The database is busy: another process held its write lock for longer than the busy "
+        "timeout, so nothing was written"
+    )
+    hint = "Retry shortly; MEMESH_BUSY_TIMEOUT_SECONDS sets how long a write waits for the lock."
+
+
+class StorageReadOnly(StorageError):
+    error_code = "storage.read-only"
+    http_status = 503
+    sentence = "The database is read-only, so nothing was written; reads still work"
+    hint = (
+        "Check that the database file (knowledge-graph.db in MEMESH_HOME, or MEMESH_DB_PATH) "
+        "and its directory are writable by the user running memesh, on a file system mounted "
+        "read-write."
+    )
+
+
+class StorageFull(StorageError):
+    error_code = "storage.full"
+    http_status = 507  # Insufficient Storage
+    sentence = "The disk holding the database is full, so nothing was written; reads still work"
+    hint = (
+        "Free space on the disk that holds MEMESH_HOME (or MEMESH_DB_PATH), then retry; "
+        "what is stored is intact."
+    )
+
+
+class StorageIOError(StorageError):
+    error_code = "storage.io-error"
+    http_status = 503
+    sentence = "The disk holding the database failed a read or a write (disk I/O error)"
+    hint = (
+        "Check that the disk holding MEMESH_HOME (or MEMESH_DB_PATH) has free space and is "
+        "healthy: SQLite needs room for its -shm and -wal files even to read. Then retry."
+    )
+
+
+class StorageCannotOpen(StorageError):
+    error_code = "storage.cannot-open"
+    http_status = 503
+    sentence = "The database file cannot be opened"
+    hint = (
+        "Check that MEMESH_HOME (or the directory of MEMESH_DB_PATH) exists and that the user "
+        "running memesh may read and write it, on a file system mounted read-write: SQLite "
+        "creates its -shm and -wal files beside the database, even to read."
+    )

@@ -6,6 +6,16 @@ relations of every entry that was not skipped, once all their targets exist. It 
 deliberately not one transaction: one bad entry is reported in `errors` and the rest still
 imports. Each chunk rewrites the keyword index of what it touched before it commits.
 
+Every entry of a chunk is validated in full (BundleEntry, its version history included)
+before the chunk's transaction begins, so an entry that is refused never gets near the
+database. A chunk is all or nothing. When one fails as it is written (an entry that does not
+fit on a nearly full disk, say), it is rolled back and written again entry by entry: only the
+entries that fail again land in `errors`, with SQLite's reason. A condition of the whole
+database stops the import instead (graph.storage.conditions: busy, read-only, a disk I/O
+error, a file that cannot be opened, or a disk so full that not one entry of the chunk
+fits), raised as its StorageError;
+the chunks committed before it stay, so the same import run again with `skip` carries on.
+
 Trust marker: every entity an import creates or changes gets `metadata.untrusted = true` and
 `metadata.import = {at, strategy, source_host}`; one it creates also gets
 `metadata.provenance = {source_host, imported: true}`. Hook injection must skip untrusted
@@ -25,68 +35,33 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, Literal, cast
+from typing import Any, Literal, cast
 
 from django.db import DatabaseError, transaction
 from django.utils import timezone
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from graph.errors import InvalidInput
-from graph.models import Entity, Namespace, Observation, Relation, Tag
-from graph.ops.bundle_export import REPLACED_HISTORY, exported_at
-from graph.ops.fields import (
-    MAX_TITLE,
-    Name,
-    NamespaceName,
-    ObservationText,
-    Output,
-    StrictInput,
-    TagName,
-    TypeName,
-    storable_data,
-    valid_text,
+from graph.errors import (
+    InvalidInput,
+    StorageBusy,
+    StorageCannotOpen,
+    StorageError,
+    StorageFull,
+    StorageIOError,
+    StorageReadOnly,
 )
+from graph.models import Entity, Namespace, Observation, Relation, Tag
+from graph.ops.bundle_entry import BundleEntry
+from graph.ops.bundle_export import REPLACED_HISTORY, exported_at
+from graph.ops.fields import NamespaceName, Output, StrictInput
 from graph.ops.validation_errors import describe_validation_error
 from graph.search.text import normalize_observation
+from graph.storage.conditions import storage_error
 
 IMPORT_CHUNK = 500
 MAX_REPORTED_ERRORS = 100
-MAX_ENTRY_ITEMS = 10_000  # an entity accumulates observations over many remembers
 MergeStrategy = Literal["skip", "overwrite", "append"]
 EntrySource = Callable[[], Iterable[object]]  # called once per pass: must restart each time
-
-
-def _title(value: str | None) -> str | None:
-    """Blank means "says nothing"; over-long is truncated: one row must not cost the bundle."""
-    if value is None or not valid_text(value).strip():
-        return None
-    return value.strip()[:MAX_TITLE]
-
-
-class _EntryRelation(BaseModel):
-    # `from` is ignored: the entry holding the relation is its source.
-    model_config = ConfigDict(extra="ignore", strict=True)
-    to: Name
-    type: TypeName
-
-
-class BundleEntry(BaseModel):
-    """One entry of an imported bundle. Unknown keys are ignored (bundles of other versions
-    carry ids, timestamps, ...); the fields that are used are checked as strictly as
-    remember checks them."""
-
-    model_config = ConfigDict(extra="ignore", strict=True)
-    name: Name
-    type: TypeName
-    title: Annotated[str | None, AfterValidator(_title)] = None
-    namespace: NamespaceName | None = None
-    observations: list[ObservationText] = Field(default_factory=list, max_length=MAX_ENTRY_ITEMS)
-    tags: list[TagName] = Field(default_factory=list, max_length=MAX_ENTRY_ITEMS)
-    relations: list[_EntryRelation] = Field(default_factory=list, max_length=MAX_ENTRY_ITEMS)
-    # Earlier versions (`replace`, import overwrite) as export writes them; kept as data.
-    replaced_history: Annotated[list[dict[str, Any]], AfterValidator(storable_data)] = Field(
-        default_factory=list, max_length=MAX_ENTRY_ITEMS
-    )
 
 
 class ImportInput(StrictInput):
@@ -280,19 +255,51 @@ def _write_chunk(chunk: list[tuple[int, BundleEntry]], run: _Run) -> list[tuple[
     return [(index, outcome) for (index, _), (outcome, _) in zip(chunk, results, strict=True)]
 
 
+# Conditions of the whole database: while one lasts no entry can be stored, so the import
+# stops rather than fail every entry left (each after a full busy timeout, when locked).
+_DATABASE_WIDE = (StorageBusy, StorageReadOnly, StorageIOError, StorageCannotOpen)
+
+
+def _stop_if_database_wide(exc: DatabaseError) -> StorageError | None:
+    """Raise the condition when `exc` is one of the whole database; else the storage
+    condition it is (a full disk), or None."""
+    condition = storage_error(exc)
+    if isinstance(condition, _DATABASE_WIDE):
+        raise condition from exc
+    return condition
+
+
+def _write_each(
+    chunk: list[tuple[int, BundleEntry]], run: _Run, tally: _Tally
+) -> list[tuple[int, str]]:
+    """Write again, one transaction per entry, a chunk whose transaction failed: only the
+    entries that cannot be stored are lost (and reported)."""
+    done: list[tuple[int, str]] = []
+    full: StorageError | None = None
+    for index, entry in chunk:
+        try:
+            done += _write_chunk([(index, entry)], run)
+        except DatabaseError as exc:
+            condition = _stop_if_database_wide(exc)
+            if isinstance(condition, StorageFull):
+                full = condition
+            code = f" ({condition.error_code})" if condition is not None else ""
+            tally.error(index, entry.name, f"could not be stored: {exc}{code}")
+    if full is not None and not done:
+        # Not one entry fitted: the disk is full, rather than some entries too big for it.
+        raise full
+    return done
+
+
 def _import_chunk(
     chunk: list[tuple[int, BundleEntry]], run: _Run, tally: _Tally, relate: bytearray
 ) -> None:
     try:
         done = _write_chunk(chunk, run)
-    except DatabaseError:
-        # Something in the chunk failed: redo it entry by entry so only that one is lost.
-        done = []
-        for index, entry in chunk:
-            try:
-                done += _write_chunk([(index, entry)], run)
-            except DatabaseError as exc:
-                tally.error(index, entry.name, f"could not be stored: {exc}")
+    except DatabaseError as exc:
+        # The chunk's transaction rolled back as a whole.
+        _stop_if_database_wide(exc)
+        done = _write_each(chunk, run, tally)
     for index, outcome in done:
         setattr(tally, outcome, getattr(tally, outcome) + 1)
         if outcome != "skipped":

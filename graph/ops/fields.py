@@ -8,8 +8,7 @@ reference.
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -47,26 +46,6 @@ def valid_text(value: str) -> str:
         raise ValueError(
             "must be valid Unicode text (a lone surrogate such as \\ud800 cannot be stored)"
         ) from None
-    return value
-
-
-_Data = TypeVar("_Data")
-
-
-def storable_data(value: _Data) -> _Data:
-    """Free-form data kept as it came (an imported entry's kept versions): JSON that SQLite
-    stores and every transport sends back, so valid Unicode throughout, keys included (as
-    valid_text asks of one string), and finite numbers (`1e400` decodes to infinity, which
-    JSON cannot write)."""
-    try:
-        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(
-            "must be valid Unicode text throughout (a lone surrogate such as \\ud800 cannot "
-            "be stored)"
-        ) from None
-    except ValueError:
-        raise ValueError("must hold finite numbers only (JSON has no infinity)") from None
     return value
 
 

@@ -30,7 +30,12 @@ class WriteGate:
         self.fd: int | None = None  # the open file holding the gate, while held
 
     def acquire(self, timeout: float) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            # A read-only directory or file system: go on without the gate, so that SQLite
+            # itself says what is wrong (a read-only database) instead of this open failing.
+            return
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, assume, example, given, note, settings
 from hypothesis import strategies as st
 
 from api.openapi import ERROR_CODES
+from graph.ops.bundle_entry import MAX_HISTORY_DEPTH
 from graph.ops.bundle_import import BundleEntry
 from graph.ops.operation import Operation
 from graph.ops.registry import OPERATIONS
@@ -513,24 +514,38 @@ def _import_nested_to(depth: int) -> str:
     )
 
 
-def test_a_bundle_nested_to_the_limit_is_imported_and_exported(rest: str, home: Path) -> None:
+def test_a_bundle_at_the_decoding_limit_is_read_and_its_entry_judged_by_its_own_bound(
+    rest: str, home: Path
+) -> None:
+    """The decoder takes a body of exactly MAX_JSON_DEPTH levels and refuses one level more;
+    inside, kept versions have their own, tighter bound (MAX_HISTORY_DEPTH): an entry past it
+    is reported in `errors` and not stored, one within it is stored and exported back."""
     at_limit = _import_nested_to(MAX_JSON_DEPTH)
     assert nesting_depth(at_limit) == MAX_JSON_DEPTH
+    # body, data, entities, entry, replaced_history hold the version; its own levels follow.
+    within = _import_nested_to(MAX_HISTORY_DEPTH + 4)
     headers = {"content-type": "application/json"}
 
-    stored = httpx.post(f"{rest}/v1/import", content=at_limit, headers=headers, timeout=30)
+    judged = httpx.post(f"{rest}/v1/import", content=at_limit, headers=headers, timeout=30)
     refused_ = httpx.post(
         f"{rest}/v1/import",
         content=_import_nested_to(MAX_JSON_DEPTH + 1),
         headers=headers,
         timeout=30,
     )
+    stored = httpx.post(f"{rest}/v1/import", content=within, headers=headers, timeout=30)
 
-    assert stored.status_code == 200, stored.text
-    assert stored.json()["data"]["imported"] == 1
+    assert judged.status_code == 200, judged.text
+    assert judged.json()["data"]["imported"] == 0
+    [error] = judged.json()["data"]["errors"]
+    assert "replaced_history" in error and f"{MAX_HISTORY_DEPTH} levels" in error
     assert refused_.status_code == 400, refused_.text
-    name = f"nested-{MAX_JSON_DEPTH}"
+    assert stored.status_code == 200, stored.text
+    assert stored.json()["data"]["imported"] == 1, stored.text
+    name = f"nested-{MAX_HISTORY_DEPTH + 4}"
     exported = httpx.post(f"{rest}/v1/export", json={}, timeout=30).json()["data"]
+    names_ = [e["name"] for e in exported["entities"]]
+    assert f"nested-{MAX_JSON_DEPTH}" not in names_
     entry = next(e for e in exported["entities"] if e["name"] == name)
     assert len(entry["replaced_history"]) == 1
     recalled = httpx.post(f"{rest}/v1/recall", json={"query": name}, timeout=30)

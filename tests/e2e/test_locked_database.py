@@ -1,5 +1,6 @@
-"""REST, MCP and the CLI report a locked database the same way (api/envelope.py's
-DATABASE_BUSY), and nothing is stored until the lock is gone."""
+"""REST, MCP and the CLI report a locked database the same way (`storage.busy`, 503, with a
+hint: graph/errors.py's StorageBusy, mapped in api/envelope.py), and nothing is stored until
+the lock is gone. The other storage conditions: tests/e2e/test_storage_conditions.py."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from api.envelope import DATABASE_BUSY
+from api.envelope import known_failure
+from graph.errors import StorageBusy
 from tests.processes import (
     ROOT,
     free_port,
@@ -74,7 +76,10 @@ def test_a_locked_database_is_the_same_error_over_rest_mcp_and_the_cli(tmp_path:
     finally:
         stop(server)
 
-    busy = DATABASE_BUSY.body()
+    failure = known_failure(StorageBusy())
+    assert failure is not None and failure.status == 503
+    busy = failure.body()
+    assert busy["errorCode"] == "storage.busy" and busy["hint"]
     assert rest_answer.status_code == 503 and rest_answer.json() == busy
     assert mcp_answer == busy
     assert cli_done.returncode == 1 and cli_done.stdout == ""

@@ -9,32 +9,18 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 
 from graph.errors import InvalidInput
 from graph.models import Entity, Relation
-from graph.ops.bundle import EXPORT, IMPORT
+from graph.ops.bundle import IMPORT
 from graph.ops.bundle_import import IMPORT_CHUNK
 from graph.ops.operation import CallContext
-from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
 from memesh_site.json_limits import MAX_JSON_DEPTH
+from tests.bundles import assert_index_in_step, entry, export, import_
 from tests.helpers import forget, names, recall, remember
 
 pytestmark = pytest.mark.django_db
 CTX = CallContext(source_host="test")
-
-
-def export(**fields: Any) -> dict[str, Any]:
-    return EXPORT.run(fields, CTX)
-
-
-def import_(entities: list[Any], strategy: str = "skip", **fields: Any) -> dict[str, Any]:
-    payload = {"data": {"version": "3.0.0", "entities": entities}, "merge_strategy": strategy}
-    return IMPORT.run({**payload, **fields}, CTX)
-
-
-def entry(name: str, *observations: str, **fields: Any) -> dict[str, Any]:
-    return {"name": name, "type": "note", "observations": list(observations), **fields}
 
 
 def state(name: str) -> dict[str, Any]:
@@ -51,21 +37,6 @@ def state(name: str) -> dict[str, Any]:
         "tags": list(e.tags.values_list("name", flat=True)),
         "relations": sorted(e.relations_out.values_list("to_entity__name", "type")),
     }
-
-
-def index_rows() -> dict[str, list[tuple[int, str, str]]]:
-    out = {}
-    with connection.cursor() as cur:
-        for table in (LIVE_FTS, ARCHIVED_FTS):
-            cur.execute(f"SELECT rowid, head, body FROM {table} ORDER BY rowid")
-            out[table] = cur.fetchall()
-    return out
-
-
-def assert_index_in_step() -> None:
-    before = index_rows()
-    Entity.objects.index_rebuild()
-    assert index_rows() == before
 
 
 def seed() -> None:

@@ -45,6 +45,14 @@ def test_a_second_gate_waits_for_the_first_and_gets_it_on_release(tmp_path):
     assert stat.S_IMODE(Path(str(db) + ".write-lock").stat().st_mode) == 0o600
 
 
+def test_a_gate_whose_file_cannot_be_made_lets_the_writer_go_on_without_it(tmp_path):
+    # As in a read-only directory: SQLite, not this open, must say what is wrong.
+    gate = WriteGate(str(tmp_path / "no-such-directory" / "kg.db"))
+    gate.acquire(timeout=1)
+    assert gate.fd is None
+    gate.release()
+
+
 def test_a_wait_is_bounded_and_an_abandoned_wait_does_not_keep_the_gate(tmp_path):
     db = tmp_path / "kg.db"
     holder, impatient = WriteGate(str(db)), WriteGate(str(db))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +29,7 @@ from api.openapi import (
     rest_operations,
     route_path,
 )
+from graph.errors import StorageError
 from graph.ops.registry import OPERATIONS
 from tests.helpers import remember
 from tests.rest import assert_error, assert_json
@@ -116,6 +118,27 @@ def test_bodies_and_parameters_come_from_the_input_models():
             assert set(schema["properties"]) == fields
             assert schema["additionalProperties"] is False
             assert [e["value"] for e in media["examples"].values()] == op.examples
+
+
+def test_every_storage_condition_is_in_the_document_and_in_docs_api_md_with_its_status():
+    doc = openapi_document()
+    docs_api = (Path(django_settings.BASE_DIR) / "docs" / "api.md").read_text()
+    conditions = StorageError.__subclasses__()
+    assert {c.error_code for c in conditions} == {
+        "storage.busy",
+        "storage.read-only",
+        "storage.full",
+        "storage.io-error",
+        "storage.cannot-open",
+    }
+    for condition in conditions:
+        assert condition.error_code in ERROR_CODES
+        for op in rest_operations():
+            responses = doc["paths"][route_path(op)][op.method.lower()]["responses"]
+            assert condition.error_code in responses[str(condition.http_status)]["description"]
+        assert f"| `{condition.error_code}` | {condition.http_status} |" in docs_api
+    envelope = doc["components"]["schemas"]["ErrorEnvelope"]
+    assert "storage" in envelope["properties"]["hint"]["description"]
 
 
 def test_documented_examples_validate_against_the_input_models():

@@ -85,7 +85,7 @@ class Command(MemeshCommand):
         rej.add_argument("--reason", default="", help="Why (at most 500 characters).")
 
     def error_text(self, failure: Failure) -> str:
-        return f"{failure.message} ({failure.error_code})"
+        return f"{super().error_text(failure)} ({failure.error_code})"
 
     def handle(self, *args: Any, **options: Any) -> None:
         result = getattr(self, f"_{options['action']}")(options)

@@ -25,6 +25,7 @@ class Command(MemeshCommand):
     )
     # Needs no database: the schemas come from the registry alone.
     requires_system_checks: list[str] = []
+    migrates = False
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(

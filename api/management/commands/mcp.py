@@ -14,12 +14,13 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from django.core.management import call_command
 from django.core.management.base import CommandParser
 from django.db import connections
 
 from api.cli import MemeshCommand
+from api.envelope import known_failure
 from graph.errors import MemeshError
+from memesh_site.db.schema import migrate_if_needed
 
 
 class DatabaseUnavailable(MemeshError):
@@ -28,42 +29,37 @@ class DatabaseUnavailable(MemeshError):
 
 
 class MigrationGate:
-    """Migrates once, when the first tool call arrives; `wait()` blocks callers until done.
+    """Migrates when the first tool call arrives; `wait()` blocks callers until done.
 
     Not at start: loading the migration graph is ~0.2 s of CPU, which under the GIL would slow
-    the `initialize` answer it was meant to stay out of the way of.
+    the `initialize` answer it was meant to stay out of the way of. A migration that fails is
+    reported to the calls waiting for it and tried again by the next call, so a server started
+    on a full disk, say, works once there is room, without a restart.
     """
 
     def __init__(self, enabled: bool) -> None:
-        self._done = anyio.Event()
-        self._started = not enabled
-        self._error: str | None = None
-        if not enabled:
-            self._done.set()
-
-    async def run(self) -> None:
-        if self._done.is_set():
-            return
-        try:
-            await anyio.to_thread.run_sync(_migrate)
-        except Exception as exc:  # reported on every call: the server stays up to say why
-            self._error = f"the database could not be migrated: {exc}"
-            sys.stderr.write(f"memesh mcp: {self._error}\n")
-        finally:
-            self._done.set()
+        self._pending = enabled
+        self._lock = anyio.Lock()
 
     async def wait(self) -> None:
-        if not self._started:
-            self._started = True
-            await self.run()
-        await self._done.wait()
-        if self._error is not None:
-            raise DatabaseUnavailable(self._error)
+        if not self._pending:
+            return
+        async with self._lock:  # one migration at a time; the calls behind it then pass
+            if not self._pending:
+                return
+            try:
+                await anyio.to_thread.run_sync(_migrate)
+            except Exception as exc:  # the server stays up to say why, on every call
+                sys.stderr.write(f"memesh mcp: the database could not be migrated: {exc}\n")
+                if known_failure(exc) is not None:
+                    raise  # a storage condition, say: its own code and hint (api/envelope.py)
+                raise DatabaseUnavailable(f"the database could not be migrated: {exc}") from exc
+            self._pending = False
 
 
 def _migrate() -> None:
     try:
-        call_command("migrate", interactive=False, verbosity=0)
+        migrate_if_needed()
     finally:
         # Connections are per thread; this pool thread may never run Django code again.
         connections.close_all()
@@ -71,8 +67,9 @@ def _migrate() -> None:
 
 class Command(MemeshCommand):
     # The handshake must not wait for system checks (they import every URL and view);
-    # `memesh check` and `memesh doctor` run them.
+    # `memesh check` and `memesh doctor` run them. Nor for migrations: MigrationGate.
     requires_system_checks: list[str] = []
+    migrates = False
     help = "Run the memesh MCP server on stdio (for Claude Code, Codex, Gemini CLI, ...)."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -15,12 +15,13 @@ import sys
 from typing import Any
 
 from django.conf import settings
-from django.core.management import call_command
 from django.core.management.base import CommandError, CommandParser
+from django.db import connections
 
 from api.cli import MemeshCommand
 from api.management.commands.worker import LOG_LEVELS
 from memesh_site import lifecycle, remote_auth
+from memesh_site.db.schema import migrate_if_needed
 from memesh_site.remote_auth import is_loopback
 
 API_PATH = "/v1"
@@ -55,6 +56,7 @@ def accept_bind_host(host: str) -> None:
 
 class Command(MemeshCommand):
     help = "Run the memesh HTTP server (REST under /v1, MCP at /mcp) on 127.0.0.1:3737."
+    migrates = False  # below, unless --no-migrate
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=settings.MEMESH_HTTP_HOST)
@@ -122,7 +124,11 @@ class Command(MemeshCommand):
         os.environ[WORKERS_ENV] = str(workers)
         os.environ[lifecycle.SERVE_PID_ENV] = str(os.getpid())
         if not options["no_migrate"]:
-            call_command("migrate", interactive=False, verbosity=0)
+            migrate_if_needed()
+        # From here this process only supervises uvicorn's workers, which open their own
+        # connections: one left open here would pin the database's -wal and -shm files for
+        # the server's lifetime although nothing here reads through it again.
+        connections.close_all()
 
         import uvicorn
 

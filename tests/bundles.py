@@ -1,0 +1,41 @@
+"""Bundles for the import and export tests: entries, an import or export through the
+operation, and the check that the keyword index is in step with what was imported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connection
+
+from graph.models import Entity
+from graph.ops.bundle import EXPORT, IMPORT
+from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
+from tests.helpers import CTX
+
+
+def export(**fields: Any) -> dict[str, Any]:
+    return EXPORT.run(fields, CTX)
+
+
+def import_(entities: list[Any], strategy: str = "skip", **fields: Any) -> dict[str, Any]:
+    payload = {"data": {"version": "3.0.0", "entities": entities}, "merge_strategy": strategy}
+    return IMPORT.run({**payload, **fields}, CTX)
+
+
+def entry(name: str, *observations: str, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "type": "note", "observations": list(observations), **fields}
+
+
+def index_rows() -> dict[str, list[tuple[int, str, str]]]:
+    out = {}
+    with connection.cursor() as cur:
+        for table in (LIVE_FTS, ARCHIVED_FTS):
+            cur.execute(f"SELECT rowid, head, body FROM {table} ORDER BY rowid")
+            out[table] = cur.fetchall()
+    return out
+
+
+def assert_index_in_step() -> None:
+    before = index_rows()
+    Entity.objects.index_rebuild()
+    assert index_rows() == before
