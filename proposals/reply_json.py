@@ -16,6 +16,8 @@ import json
 from collections.abc import Collection
 from typing import Any
 
+from memesh_site.json_limits import MAX_JSON_DEPTH, nesting_depth
+
 
 class Unparseable(ValueError):
     """The model's reply is not the JSON the prompt asked for."""
@@ -29,6 +31,10 @@ _DECODER = json.JSONDecoder(strict=False)
 def reply_object(reply: str, required: Collection[str]) -> dict[str, Any]:
     """The JSON object in `reply` that holds every key in `required`, else the first JSON
     object in it. Raises Unparseable when it holds none."""
+    # A decoder recurses per level: a reply nested past the transports' bound is refused
+    # before one is started (the prompts ask for a few levels at most).
+    if nesting_depth(reply) > MAX_JSON_DEPTH:
+        raise Unparseable(f"the reply nests deeper than {MAX_JSON_DEPTH} levels")
     first: dict[str, Any] | None = None
     error: str | None = None
     at = reply.find("{")

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from memesh_site import json_limits
 from memesh_site.redact import redact_text
 
 from .base import Embedder, EmbedderConfig, EmbedderError, normalise_rows
@@ -220,7 +221,8 @@ class _RemoteEmbedder(Embedder):
         status = response.status_code
         if 200 <= status < 300:
             try:
-                return response.json()
+                # Bounded: deep nesting is a bad response, not a RecursionError.
+                return json_limits.loads(response.content)
             except ValueError:
                 raise self._bad_response(f"not JSON: {self._snippet(response.text)!r}") from None
         message = self._where(f"HTTP {status}: {self._snippet(response.text)}")

@@ -20,6 +20,7 @@ from typing import Any, Literal, get_args
 import httpx
 from django.conf import settings
 
+from memesh_site import json_limits
 from proposals.llm.types import LLMRequest
 
 Provider = Literal["anthropic", "openai", "ollama"]
@@ -133,7 +134,8 @@ def _check(response: httpx.Response) -> Any:
             retry_after=retry_after,
         )
     try:
-        return response.json()
+        # Bounded: a reply nested past MAX_JSON_DEPTH is a parse failure, not a RecursionError.
+        return json_limits.loads(response.content)
     except ValueError:
         raise ProviderError("parse", f"the reply is not JSON: {response.text[:200]}") from None
 

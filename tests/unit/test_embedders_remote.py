@@ -370,6 +370,7 @@ def test_a_base_url_without_a_scheme_is_not_retried(closing: list) -> None:
     "reply",
     [
         Reply(body=b"not json"),
+        Reply(body=b"[" * 50_000 + b"]" * 50_000),
         Reply(json={"unexpected": True}),
         Reply(json=[1, 2]),
         Reply(json={"embeddings": [[0.1, 0.2]]}),  # one vector for two texts
@@ -377,7 +378,16 @@ def test_a_base_url_without_a_scheme_is_not_retried(closing: list) -> None:
         Reply(json={"embeddings": [[0.1, 0.2], [0.3]]}),
         Reply(json={"embeddings": [[], []]}),
     ],
-    ids=["not-json", "no-field", "not-object", "count", "non-numeric", "ragged", "empty"],
+    ids=[
+        "not-json",
+        "too-deep",
+        "no-field",
+        "not-object",
+        "count",
+        "non-numeric",
+        "ragged",
+        "empty",
+    ],
 )
 def test_malformed_ollama_replies_are_bad_responses(
     embedding_server: FakeEmbeddingServer, ollama: OllamaEmbedder, reply: Reply

@@ -71,6 +71,7 @@ def test_ollama_speaks_api_chat_without_streaming() -> None:
         (LLMReply(status=500), "server"),
         (LLMReply(status=503), "server"),
         (LLMReply(body="{not json"), "parse"),
+        (LLMReply(body="[" * 50_000 + "]" * 50_000), "parse"),  # deep: no RecursionError
         (LLMReply(json={"unexpected": True}), "parse"),
         (LLMReply(delay=3.0), "timeout"),
         (LLMReply(drop=True), "network"),

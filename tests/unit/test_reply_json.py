@@ -74,3 +74,9 @@ def test_a_broken_object_is_unparseable_and_says_why():
 def test_a_json_array_is_not_an_object():
     with pytest.raises(Unparseable, match="no JSON object"):
         reply_object('["pass"]', required=("verdict",))
+
+
+def test_a_reply_nested_past_the_bound_is_unparseable_not_a_recursion_error():
+    deep = '{"name": "x", "a": ' + "[" * 20_000 + "]" * 20_000 + "}"
+    with pytest.raises(Unparseable, match="deeper than"):
+        reply_object(deep, required=("name",))
