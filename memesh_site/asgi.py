@@ -133,7 +133,12 @@ class MemeshApplication:
             await send({"type": "http.response.body", "body": body})
             return
         await mcp_http.serve(
-            self.mcp.handle_request, scope, receive, send, stateless=self.stateless
+            self.mcp.handle_request,
+            scope,
+            receive,
+            send,
+            stateless=self.stateless,
+            max_body=settings.MEMESH_MAX_BODY_BYTES,
         )
 
     async def lifespan(self, receive: Receive, send: Send) -> None:

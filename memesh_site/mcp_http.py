@@ -91,17 +91,27 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-async def _buffered(receive: Receive) -> tuple[bytes, bool, list[Message]]:
+class BodyTooLarge(Exception):
+    """A POST body past the server's limit (MEMESH_MAX_BODY_BYTES, as on REST)."""
+
+
+async def _buffered(receive: Receive, limit: int) -> tuple[bytes, bool, list[Message]]:
     """Read the request body (the SDK reads all of it too): (body, complete, messages read);
-    not complete when the client went away first."""
+    not complete when the client went away first. BodyTooLarge as soon as it passes `limit`:
+    a body is held in memory whole, so it is bounded as REST bounds it."""
     messages: list[Message] = []
     chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         messages.append(message)
         if message["type"] != "http.request":
             return b"".join(chunks), False, messages
-        chunks.append(message.get("body", b""))
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks), True, messages
 
@@ -128,13 +138,25 @@ Handler = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 async def serve(
-    handle: Handler, scope: Scope, receive: Receive, send: Send, *, stateless: bool
+    handle: Handler,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    *,
+    stateless: bool,
+    max_body: int,
 ) -> None:
-    """Serve one /mcp request on the SDK's session manager (`handle`): a POST body is read and
-    its depth checked first; with `stateless`, the client's name is carried in the session id."""
+    """Serve one /mcp request on the SDK's session manager (`handle`): a POST body is read,
+    its size and depth checked first; with `stateless`, the client's name is carried in the
+    session id."""
     body, complete = b"", False
     if scope.get("method", "") == "POST":
-        body, complete, messages = await _buffered(receive)
+        try:
+            body, complete, messages = await _buffered(receive, max_body)
+        except BodyTooLarge:
+            limit = f"{max_body / (1024 * 1024):g} MB"
+            await _answer(send, 413, f"Invalid request: the body exceeds the {limit} limit", -32600)
+            return
         try:
             json_limits.check_depth(body)
         except json_limits.JSONTooDeep as exc:

@@ -599,3 +599,26 @@ def test_a_deep_body_on_mcp_over_http_is_a_json_rpc_parse_error(rest: str, home:
     answered = httpx.post(f"{rest}/mcp", json=initialize, headers=headers, timeout=30)
     assert answered.status_code == 200, answered.text
     assert fingerprint(home) == before
+
+
+def test_a_body_past_the_limit_on_mcp_over_http_is_refused_before_it_is_held(
+    rest: str, home: Path
+) -> None:
+    """/mcp reads a POST body whole before the SDK sees it, so it is bounded as REST is."""
+    before = fingerprint(home)
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "recall", "arguments": {"query": "x" * (2 * 1024 * 1024)}},
+    }
+
+    response = httpx.post(f"{rest}/mcp", json=call, headers=headers, timeout=30)
+
+    assert response.status_code == 413, response.text
+    error = response.json()["error"]
+    assert error["code"] == -32600 and "1 MB limit" in error["message"]
+    health = httpx.get(f"{rest}/v1/health", timeout=30)
+    assert health.status_code == 200
+    assert fingerprint(home) == before
