@@ -62,56 +62,52 @@ def test_the_first_search_asks_sqlite_vec_and_later_ones_use_the_copy() -> None:
     assert coarse_candidates(gen.generation, "another", query, 10) is None
 
 
-def test_the_copy_finds_exactly_the_nearest_by_hamming_distance() -> None:
-    rng = np.random.default_rng(7)
-    for i in range(300):
+def _random_vectors(
+    n: int, seed: int
+) -> tuple[vectors.Generation, dict[int, np.ndarray], np.ndarray]:
+    """n memories whose stored vectors are random unit vectors: (live generation, vectors by
+    entity id, a random query). The copy is not built yet (sqlite-vec answers first)."""
+    rng = np.random.default_rng(seed)
+    for i in range(n):
         remember(f"m{i}", f"memory {i}")
     vectors.embed_pending()
     gen = live()
-    ids = [entity_id(f"m{i}") for i in range(300)]
-    stored = dict(zip(ids, _unit(rng, 300), strict=True))
+    ids = [entity_id(f"m{i}") for i in range(n)]
+    stored = dict(zip(ids, _unit(rng, n), strict=True))
     with transaction.atomic():
         EntityVector.objects.store(
             gen.generation, [(i, "h", v) for i, v in stored.items()], timezone.now()
         )
-    query = _unit(rng, 1)[0]
+    return gen, stored, _unit(rng, 1)[0]
+
+
+def _assert_nearest(got: list[int] | None, order: list[tuple[int, int]], k: int) -> None:
+    """`got` holds k ids at most as far as the k-th of `order` ((distance, id), nearest first)
+    and every id nearer than that; ties at the cut may go either way."""
+    cut = order[k - 1][0]
+    assert got is not None and len(got) == k
+    distances = dict((i, d) for d, i in order)
+    assert all(i in distances and distances[i] <= cut for i in got)
+    assert {i for d, i in order if d < cut} <= set(got)
+
+
+def test_the_copy_finds_exactly_the_nearest_by_hamming_distance() -> None:
+    gen, stored, query = _random_vectors(300, seed=7)
     coarse_candidates(gen.generation, gen.created_at, query, 25)  # sqlite-vec's turn
 
     got = coarse_candidates(gen.generation, gen.created_at, query, 25)
 
-    order = _hamming_order(stored, query)
-    cut = order[24][0]
-    assert got is not None and len(got) == 25
-    # Every candidate is at most as far as the 25th nearest; ties at the cut may go either way.
-    distances = dict((i, d) for d, i in order)
-    assert all(distances[i] <= cut for i in got)
-    assert {i for d, i in order if d < cut} <= set(got)
+    _assert_nearest(got, _hamming_order(stored, query), 25)
 
 
 def test_a_scoped_search_of_the_copy_ranks_only_the_scope() -> None:
-    rng = np.random.default_rng(11)
-    for i in range(120):
-        remember(f"m{i}", f"memory {i}")
-    vectors.embed_pending()
-    gen = live()
-    ids = [entity_id(f"m{i}") for i in range(120)]
-    stored = dict(zip(ids, _unit(rng, 120), strict=True))
-    with transaction.atomic():
-        EntityVector.objects.store(
-            gen.generation, [(i, "h", v) for i, v in stored.items()], timezone.now()
-        )
-    query = _unit(rng, 1)[0]
+    gen, stored, query = _random_vectors(120, seed=11)
     coarse_candidates(gen.generation, gen.created_at, query, 10)  # sqlite-vec's turn
-    scope = ids[::3]  # 40 of the 120
+    scope = set(list(stored)[::3])  # 40 of the 120
 
-    got = coarse_candidates(gen.generation, gen.created_at, query, 10, np.asarray(scope))
+    got = coarse_candidates(gen.generation, gen.created_at, query, 10, np.asarray(sorted(scope)))
 
-    order = [(d, i) for d, i in _hamming_order(stored, query) if i in set(scope)]
-    cut = order[9][0]
-    assert got is not None and len(got) == 10 and set(got) <= set(scope)
-    distances = dict((i, d) for d, i in order)
-    assert all(distances[i] <= cut for i in got)
-    assert {i for d, i in order if d < cut} <= set(got)
+    _assert_nearest(got, [(d, i) for d, i in _hamming_order(stored, query) if i in scope], 10)
 
 
 def test_the_copy_follows_new_changed_and_archived_memories() -> None:
