@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, Literal, NoReturn
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -69,6 +69,11 @@ class MemeshCommand(BaseCommand):
     known failures end it through `fail`."""
 
     migrates: ClassVar[bool] = True
+    # No system checks per command: they import every URL module (the REST views, the admin,
+    # the review pages: ~0.9 s of a `memesh recall`), to verify what `memesh serve` verifies
+    # when it starts and `memesh doctor` reports (FTS5, sqlite-vec). Hooks and shell habits
+    # are made of such processes.
+    requires_system_checks: list[str] | tuple[str, ...] | Literal["__all__"] = []
 
     def error_text(self, failure: Failure) -> str:
         """A failure as a person reads it (without --json): the message, then what to do."""

@@ -57,6 +57,8 @@ def accept_bind_host(host: str) -> None:
 class Command(MemeshCommand):
     help = "Run the memesh HTTP server (REST under /v1, MCP at /mcp) on 127.0.0.1:3737."
     migrates = False  # below, unless --no-migrate
+    # A long-lived server checks its SQLite (FTS5, sqlite-vec) once as it starts.
+    requires_system_checks = "__all__"
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=settings.MEMESH_HTTP_HOST)
