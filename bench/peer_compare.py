@@ -28,8 +28,9 @@ The machine's speed swings by a quarter within minutes, so only ratios within a 
 (bench/peer_report.py). The section lands in docs/benchmarks/results.json and is rendered into
 docs/benchmarks.md with the other sections (bench/report_render.py), its plot beside it.
 
-Duration on the 2-core reference machine, roughly, per size for two rounds: 1k ~6 min,
-10k ~45 min (memesh's backlog dominates), 50k ~4 h, 100k ~8 h; the CLI ~1 min.
+Duration on the 2-core reference machine, per size for two rounds, as measured (1k, 10k) and
+scaled from them (50k, 100k): 1k ~7 min, 10k ~25 min (memesh's backlog is ~10 min of each of its
+runs), 50k ~2.5 h, 100k ~5 h or more; the CLI ~1 min.
 """
 
 from __future__ import annotations
