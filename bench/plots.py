@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench import report_render
+from bench import peer_report, report_render
 from bench.report_format import size_label
 
 
-def make_plots(results: dict[str, Any], plot_dir: Path) -> None:
-    """One PNG per section that has figures to draw; names stored in the section."""
+def make_plots(
+    results: dict[str, Any], plot_dir: Path, only: tuple[str, ...] | None = None
+) -> None:
+    """One PNG per section that has figures to draw (of `only` these sections, when given);
+    names stored in the section."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -21,8 +24,11 @@ def make_plots(results: dict[str, Any], plot_dir: Path) -> None:
         "http": plot_http,
         "writers": plot_writers,
         "quality": plot_quality,
+        "peer": plot_peer,
     }
     for name, maker in makers.items():
+        if only is not None and name not in only:
+            continue
         section = results["sections"].get(name)
         if not section or section.get("error"):
             continue
@@ -114,4 +120,36 @@ def plot_quality(plt: Any, data: dict[str, Any]) -> Any:
     ax.set_ylim(0, 1.05)
     ax.set_title("retrieval quality by query kind")
     ax.legend(fontsize=8)
+    return fig
+
+
+def plot_peer(plt: Any, data: dict[str, Any]) -> Any:
+    """Recall p50 against the number of memories, memesh (solid) and MeMesh 4.6 (dashed), one
+    colour per query length; right after the writes and settled side by side."""
+    sizes = [s for s in data.get("sizes", []) if s.get("runs")]
+    if not sizes:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    xs = [s["entities"] for s in sizes]
+    titles = {"cold": "right after the writes", "settled": "settled"}
+    for ax, (phase, title) in zip(axes, titles.items(), strict=True):
+        for colour, words in enumerate(peer_report.WORDS):
+            for system, style, name in (("memesh", "-o", "memesh"), ("peer", "--s", "MeMesh 4.6")):
+                value = peer_report.recall_value(phase, words, "p50")
+                ys = [peer_report.system_median(s, system, value) for s in sizes]
+                ax.plot(
+                    xs,
+                    [float("nan") if y is None else y for y in ys],
+                    style,
+                    color=f"C{colour}",
+                    label=f"{name}, {words}-word",
+                )
+        ax.set_xscale("log")
+        ax.set_xticks(xs, [size_label(x) for x in xs])
+        ax.minorticks_off()
+        ax.set_xlabel("memories")
+        ax.set_title(f"recall p50 over HTTP, {title}")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("ms")
+    axes[1].legend(fontsize=7)
     return fig

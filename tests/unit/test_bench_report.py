@@ -96,9 +96,10 @@ def quality() -> dict[str, Any]:
 
 
 @pytest.fixture
-def results() -> dict[str, Any]:
+def results(peer_section: dict[str, Any]) -> dict[str, Any]:
     return {
         "sections": {
+            "peer": peer_section,
             "recall": section(
                 {
                     "sizes": [
@@ -199,11 +200,11 @@ def verdicts(markdown: str) -> dict[str, str]:
 
 def test_the_page_has_every_section_with_its_provenance(results: dict[str, Any]) -> None:
     page = report_render.render(results)
-    for name in report_render.SECTION_ORDER:
+    for name in report_render.PAGE_ORDER:
         assert f"## {report_render.SECTION_TITLES[name]}" in page
     assert "## Targets" in page
     assert "## Peak memory and database size" in page
-    assert page.count("Test CPU, 2 cores") == len(report_render.SECTION_ORDER)
+    assert page.count("Test CPU, 2 cores") == len(report_render.PAGE_ORDER)
     assert "Not run yet" not in page
     assert "quick run" not in page.lower()
 
