@@ -175,14 +175,7 @@ def test_serve_runs_a_worker_child_that_exits_when_the_server_is_killed(
         assert f"--parent-pid\0{server.pid}".encode() in cmdline(child)
 
         # The child does the embedding for the server's writes.
-        response = httpx.post(
-            f"{base}/v1/remember",
-            json={"name": "served-note", "type": "note", "observations": ["seals bask"]},
-            timeout=30,
-        )
-        assert response.status_code == 200, response.text
-        db = home / "knowledge-graph.db"
-        wait_for("the vector", lambda: has_current_vector(db, "served-note"), DEADLINE, log)
+        assert_embeds_a_write(base, home, log, "served-note", "seals bask")
 
         # Killed outright, the server cannot stop its child: the child's watchdog must.
         server.send_signal(signal.SIGKILL)
@@ -192,6 +185,18 @@ def test_serve_runs_a_worker_child_that_exits_when_the_server_is_killed(
         stop(server)
         if child is not None and alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+def assert_embeds_a_write(base: str, home: Path, log: Path, name: str, text: str) -> None:
+    """Remember `name` through the server at `base`, then wait for its current vector."""
+    response = httpx.post(
+        f"{base}/v1/remember",
+        json={"name": name, "type": "note", "observations": [text]},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    db = home / "knowledge-graph.db"
+    wait_for("the vector", lambda: has_current_vector(db, name), DEADLINE, log)
 
 
 READY = "Background worker ready (embedded): concurrency 1 (solo pool), filesystem broker at "
@@ -216,14 +221,7 @@ def serve_log(home: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Ite
     try:
         wait_for("the worker's line", lambda: READY in log.read_text(), STARTUP_DEADLINE, log)
         # Ready means consuming: a write of the server is embedded by it.
-        response = httpx.post(
-            f"http://127.0.0.1:{port}/v1/remember",
-            json={"name": "startup-note", "type": "note", "observations": ["otters float"]},
-            timeout=30,
-        )
-        assert response.status_code == 200, response.text
-        db = home / "knowledge-graph.db"
-        wait_for("the vector", lambda: has_current_vector(db, "startup-note"), DEADLINE, log)
+        assert_embeds_a_write(f"http://127.0.0.1:{port}", home, log, "startup-note", "otters float")
         yield log
     finally:
         stop(server)
