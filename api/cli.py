@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, ClassVar, Literal, NoReturn
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -31,6 +32,9 @@ from memesh_site import json_limits
 from memesh_site.db.schema import migrate_if_needed
 
 PROJECT_HELP = "Project id (default: this directory's project)."
+# The directory the command was started in, when `memesh serve` runs it for a CLI process
+# (api/cli_runner.py); None: this process's own working directory.
+invocation_directory: ContextVar[str | None] = ContextVar("invocation_directory", default=None)
 
 
 def _plain(text: str) -> str:
@@ -88,7 +92,7 @@ class MemeshCommand(BaseCommand):
 
 
 def cli_context() -> CallContext:
-    return CallContext(source_host="cli", project=project_id())
+    return CallContext(source_host="cli", project=project_id(invocation_directory.get()))
 
 
 def given(options: dict[str, Any], *keys: str) -> dict[str, Any]:

@@ -14,12 +14,16 @@ the check (memesh_site/remote_auth.py) runs here, before the body is read.
 /mcp runs stateless (memesh_site/mcp_http.py explains why and what that keeps).
 """
 
+import asyncio
+import hmac
+import json
 import os
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from memesh_site import lifecycle, mcp_http, rate_limit, remote_auth
+from memesh_site import cli_forward, json_limits, lifecycle, mcp_http, rate_limit, remote_auth
 from memesh_site.env import envint
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
@@ -81,6 +85,8 @@ class MemeshApplication:
             stateless=self.stateless,
         )
         self.mcp_running = False
+        # Set by `memesh serve` (memesh_site/cli_forward.py): without it no command is run.
+        self.cli_token = os.environ.get(cli_forward.TOKEN_ENV, "")
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -111,6 +117,8 @@ class MemeshApplication:
             await self.lifespan(receive, send)
         elif scope["type"] == "http" and scope["path"].rstrip("/") == MCP_PATH:
             await self.handle_mcp(scope, receive, send)
+        elif scope["type"] == "http" and scope["path"] == cli_forward.CLI_PATH:
+            await self.handle_cli(scope, receive, send)
         else:
             await self.django_app(scope, receive, send)
 
@@ -141,6 +149,44 @@ class MemeshApplication:
             max_body=settings.MEMESH_MAX_BODY_BYTES,
         )
 
+    async def handle_cli(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A `memesh` command forwarded by a CLI process of this machine's user
+        (memesh_site/cli_forward.py). Anyone else gets the 404 of a path that does not exist."""
+        from api.cli_runner import CLI_THREAD, BadRequest, parse_request, run_command
+
+        headers = dict(scope.get("headers") or [])
+        supplied = headers.get(cli_forward.TOKEN_HEADER.lower().encode(), b"")
+        client = (scope.get("client") or ("",))[0]
+        if not (
+            self.cli_token
+            and scope.get("method") == "POST"
+            and remote_auth.is_loopback(str(client))
+            and hmac.compare_digest(supplied, self.cli_token.encode())
+        ):
+            await _send_json(send, 404, Failure(404, "route.not-found", "Not found").to_json())
+            return
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > settings.MEMESH_MAX_BODY_BYTES:
+                await _send_json(
+                    send, 413, Failure(413, "payload.too-large", "Request body too large").to_json()
+                )
+                return
+        try:
+            argv, cwd = parse_request(json_limits.loads(body))
+        except (BadRequest, ValueError) as exc:
+            await _send_json(send, 400, Failure(400, "validation.bad-body", str(exc)).to_json())
+            return
+        loop = asyncio.get_running_loop()
+        answer = await loop.run_in_executor(CLI_THREAD, run_command, argv, cwd)
+        await _send_json(send, 200, json.dumps(answer))
+
     async def lifespan(self, receive: Receive, send: Send) -> None:
         # One task enters and leaves the session manager's task group, as anyio requires.
         message = await receive()
@@ -150,6 +196,7 @@ class MemeshApplication:
         try:
             async with self.running():
                 await send({"type": "lifespan.startup.complete"})
+                _warm_up_in_background()
                 started = True
                 while (await receive())["type"] != "lifespan.shutdown":
                     pass
@@ -160,6 +207,25 @@ class MemeshApplication:
                 await send({"type": "lifespan.startup.failed", "message": repr(exc)})
             return
         await send({"type": "lifespan.shutdown.complete"})
+
+
+def _warm_up_in_background() -> None:
+    """Load the local model now, beside the first requests, rather than in the first recall
+    (which would wait ~1 s for it)."""
+    from graph.embedding import provider
+
+    threading.Thread(target=provider.warm_up, name="memesh-warm-up", daemon=True).start()
+
+
+async def _send_json(send: Send, status: int, body: str) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body.encode()})
 
 
 # A worker process of `memesh serve --workers N` learns its listener from the environment, and

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
+from memesh_site import cli_forward
+
 
 def command_args(args: list[str]) -> list[str]:
     """Django names commands after modules (`export_schema`); the CLI also takes the hyphenated
@@ -19,10 +21,15 @@ def command_args(args: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    args = command_args(sys.argv[1:] if argv is None else argv)
+    # A short command is run by the `memesh serve` of this home when one is running: it has
+    # Django and the model loaded already (memesh_site/cli_forward.py).
+    status = cli_forward.forward(args)
+    if status is not None:
+        sys.exit(status)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
     from django.core.management import execute_from_command_line
 
-    args = command_args(sys.argv[1:] if argv is None else argv)
     execute_from_command_line(["memesh", *args])
 
 

@@ -62,6 +62,11 @@ class Embedder(ABC):
         when the width is known.
         """
 
+    def warm_up(self) -> None:
+        """Make the first real call as fast as the next ones, where that costs no request to
+        anyone (a local model loads; a remote provider is not called)."""
+        return None
+
 
 def normalise_rows(vectors: np.ndarray) -> np.ndarray:
     """Scale each row to unit length (a zero row stays zero)."""

@@ -66,6 +66,11 @@ class LocalMiniLM(Embedder):
         tokenizer.no_padding()
         self._tokenizer = tokenizer
 
+    def warm_up(self) -> None:
+        # Loading takes ~0.5-1 s and the first inference some more: a server's first recall
+        # would otherwise pay for both.
+        self.embed(["warm up"])
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, WIDTH), dtype=np.float32)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from graph.embedding.base import Embedder, EmbedderConfig
 from graph.embedding.config import load_config
 
+logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _cached: tuple[EmbedderConfig, Embedder | None] | None = None
 
@@ -36,3 +38,14 @@ def current() -> Embedder | None:
         if _cached is None or _cached[0] != config:
             _cached = (config, build(config))
         return _cached[1]
+
+
+def warm_up() -> None:
+    """Warm the configured embedder (Embedder.warm_up); a failure is left for the first real
+    call to report, where it has a caller to tell."""
+    try:
+        embedder = current()
+        if embedder is not None:
+            embedder.warm_up()
+    except Exception:  # see the docstring
+        logger.debug("embedder warm-up failed", exc_info=True)

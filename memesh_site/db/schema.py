@@ -56,8 +56,36 @@ def _migration_lock() -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+# Database files this process found up to date, by (device, inode): the schema of a file only
+# moves forward, and only by a migrate of this code, so a long-lived process (the server
+# running forwarded CLI commands, memesh_site/cli_forward.py) checks each file once. A file
+# replaced under the same name has another inode and is checked again.
+_current: set[tuple[int, int]] = set()
+
+
+def _file_identity() -> tuple[int, int] | None:
+    sqlite = cast(DatabaseWrapper, connection)
+    if sqlite.is_in_memory_db():
+        return None
+    try:
+        stat = os.stat(sqlite.settings_dict["NAME"])
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
 def migrate_if_needed() -> bool:
     """Apply the pending migrations, if any; True when this call applied them."""
+    identity = _file_identity()
+    if identity is not None and identity in _current:
+        return False
+    applied = _migrate_if_needed()
+    if identity is not None or (identity := _file_identity()) is not None:
+        _current.add(identity)
+    return applied
+
+
+def _migrate_if_needed() -> bool:
     if not pending_migrations():
         return False
     with _migration_lock():

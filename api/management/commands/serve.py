@@ -20,7 +20,7 @@ from django.db import connections
 
 from api.cli import MemeshCommand
 from api.management.commands.worker import LOG_LEVELS
-from memesh_site import lifecycle, remote_auth
+from memesh_site import cli_forward, lifecycle, remote_auth
 from memesh_site.db.schema import migrate_if_needed
 from memesh_site.remote_auth import is_loopback
 
@@ -99,6 +99,9 @@ class Command(MemeshCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # What the user's environment chose, before this process adds its own variables:
+        # a CLI process compares its own with it (memesh_site/cli_forward.py).
+        chosen_environment = dict(os.environ)
         host: str = options["host"]
         port: int = options["port"]
         workers: int = options["workers"]
@@ -137,6 +140,8 @@ class Command(MemeshCommand):
         self.announce(
             host, port, provisioned, allow_remote=options["allow_remote"], workers=workers
         )
+        runtime, cli_token = cli_forward.write_runtime(chosen_environment, host=host, port=port)
+        os.environ[cli_forward.TOKEN_ENV] = cli_token
         worker = None if options["no_worker"] else _start_worker(options["log_level"])
         try:
             uvicorn.run(
@@ -151,6 +156,7 @@ class Command(MemeshCommand):
                 workers=workers,
             )
         finally:
+            cli_forward.remove_runtime(runtime, cli_token)
             if worker is not None:
                 _stop(worker)
 

@@ -1,0 +1,208 @@
+"""A `memesh` command run by the `memesh serve` already running on this home, when there is one.
+
+A CLI process spends ~1 s importing and setting up Django, the operations and, for a recall,
+the embedding model, before doing a few milliseconds of work; hooks and shell habits are made
+of such processes. While `memesh serve` runs on the same MEMESH_HOME, the short commands
+(FORWARDED) are sent to it instead: it has all of that loaded, runs the command exactly as the
+CLI would (same parser, output, exit status; graph/.. sees the caller's working directory as
+the project's), and this process only relays the answer. Python starts, reads one file,
+makes one loopback request, and exits.
+
+This module runs before Django is imported, so it uses the standard library only.
+
+Which server: `memesh serve` writes RUNTIME_FILENAME (mode 0600, in MEMESH_HOME, mode 0700)
+as it starts and removes it as it stops. A command is forwarded only when every one of these
+holds, and otherwise runs in this process as before — the result is the same either way:
+- the file names a live process and a loopback listener;
+- the server uses this process's database file and this installation of memesh;
+- this process's MEMESH_* environment equals the one the server was started with (a
+  different embedder, say, must not be answered by a server that uses another);
+- MEMESH_CLI_LOCAL is not set (set it to 1 to always run in process).
+The request carries the file's random token, so only a process that can read MEMESH_HOME
+(its owner) can have a command run, and a web page that finds the port cannot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+RUNTIME_FILENAME = "serve.json"
+CLI_PATH = "/_cli"
+TOKEN_HEADER = "X-Memesh-CLI-Token"
+LOCAL_ENV = "MEMESH_CLI_LOCAL"
+# How `memesh serve` hands the token to its server processes (never part of the file's check).
+TOKEN_ENV = "MEMESH_CLI_TOKEN"
+# The commands worth forwarding: short, no progress bar, no terminal input, no file paths in
+# their arguments. Everything else (serve, mcp, import, export, reindex, ...) runs in process.
+FORWARDED = frozenset(
+    {"remember", "recall", "learn", "forget", "pin", "unpin", "briefing", "patterns"}
+)
+HELP_ARGS: tuple[list[str], ...] = (["--help"], ["-h"], ["help"], [])
+# Connecting to a loopback port that nobody listens on fails at once; a server that accepts
+# but does not answer is waited for this long before the command runs in process instead.
+CONNECT_TIMEOUT_S = 1.0
+ANSWER_TIMEOUT_S = 300.0
+# Variables `memesh serve` sets for the processes it starts: not part of what the user chose.
+_SERVE_OWN = frozenset({LOCAL_ENV, TOKEN_ENV, "MEMESH_SERVE_PID", "MEMESH_HTTP_WORKERS"})
+
+
+def home_dir(env: Mapping[str, str]) -> Path:
+    """MEMESH_HOME as memesh_site/settings.py reads it."""
+    return Path(env.get("MEMESH_HOME") or Path.home() / ".memesh").expanduser()
+
+
+def database_path(env: Mapping[str, str]) -> Path:
+    """The database file as memesh_site/settings.py reads it."""
+    home = home_dir(env)
+    given = env.get("MEMESH_DB_PATH")
+    return Path(given).expanduser() if given else home / "knowledge-graph.db"
+
+
+def environment_fingerprint(env: Mapping[str, str]) -> str:
+    """A digest of the MEMESH_* variables that decide how commands behave."""
+    chosen = sorted(
+        (k, v) for k, v in env.items() if k.startswith("MEMESH_") and k not in _SERVE_OWN
+    )
+    return hashlib.sha256(json.dumps(chosen).encode()).hexdigest()
+
+
+def _package_dir() -> str:
+    return str(Path(__file__).resolve().parent)
+
+
+def write_runtime(env: Mapping[str, str], *, host: str, port: int) -> tuple[Path, str]:
+    """Record the starting server for forwarded commands: (the file written, its token)."""
+    token = secrets.token_urlsafe(32)
+    path = home_dir(env) / RUNTIME_FILENAME
+    record = {
+        "pid": os.getpid(),
+        "host": host,
+        "port": port,
+        "token": token,
+        "database": str(database_path(env).resolve()),
+        "environment": environment_fingerprint(env),
+        "package": _package_dir(),
+    }
+    temporary = path.with_name(f".{RUNTIME_FILENAME}.{os.getpid()}")
+    fd = os.open(temporary, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(record, handle)
+    os.replace(temporary, path)
+    return path, token
+
+
+def remove_runtime(path: Path, token: str) -> None:
+    """Remove the file if it is still this server's (another serve may have replaced it)."""
+    try:
+        if json.loads(path.read_text()).get("token") == token:
+            path.unlink()
+    except (OSError, ValueError):
+        pass
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _loopback_address(host: object) -> str | None:
+    """Where to reach a listener bound to `host` from this machine, if it listens on loopback."""
+    if host in ("127.0.0.1", "localhost", "0.0.0.0"):
+        return "127.0.0.1"
+    if host in ("::1", "[::1]", "::"):
+        return "::1"
+    return None
+
+
+def _server_for(env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The running server that may run a command of this process, or None."""
+    try:
+        record = json.loads((home_dir(env) / RUNTIME_FILENAME).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or not _alive(record.get("pid")):
+        return None
+    try:
+        same_database = record.get("database") == str(database_path(env).resolve())
+    except OSError:
+        return None
+    if not (
+        same_database
+        and record.get("environment") == environment_fingerprint(env)
+        and record.get("package") == _package_dir()
+        and isinstance(record.get("port"), int)
+        and isinstance(record.get("token"), str)
+        and _loopback_address(record.get("host")) is not None
+    ):
+        return None
+    return record
+
+
+def forwardable(args: list[str]) -> bool:
+    return args in HELP_ARGS or bool(args and args[0] in FORWARDED)
+
+
+def forward(args: list[str], env: Mapping[str, str] | None = None) -> int | None:
+    """Run `memesh <args>` on the running server: its exit status, after writing its output
+    to this process's stdout and stderr; None when it must run in this process instead."""
+    env = os.environ if env is None else env
+    if env.get(LOCAL_ENV) or not forwardable(args):
+        return None
+    server = _server_for(env)
+    if server is None:
+        return None
+    import http.client  # here: a command that runs in process does not pay for it
+
+    address = _loopback_address(server["host"])
+    assert address is not None
+    body = json.dumps({"argv": args, "cwd": os.getcwd()}).encode()
+    connection = http.client.HTTPConnection(address, server["port"], timeout=CONNECT_TIMEOUT_S)
+    try:
+        connection.connect()
+    except OSError:
+        connection.close()
+        return None  # not listening yet, or stopping: run in process
+    try:
+        assert connection.sock is not None
+        connection.sock.settimeout(ANSWER_TIMEOUT_S)
+        connection.request(
+            "POST",
+            CLI_PATH,
+            body=body,
+            headers={"Content-Type": "application/json", TOKEN_HEADER: server["token"]},
+        )
+        response = connection.getresponse()
+        content = response.read()
+    except (OSError, http.client.HTTPException) as exc:
+        # The command may have run: running it again here could store it twice.
+        sys.stderr.write(f"memesh: the server at port {server['port']} did not answer: {exc}\n")
+        return 1
+    finally:
+        connection.close()
+    if response.status != 200:
+        return None  # refused before running (a stale token, a memesh without CLI_PATH)
+    try:
+        answer = json.loads(content)
+    except ValueError:
+        sys.stderr.write("memesh: the server's answer was not JSON\n")
+        return 1
+    sys.stdout.write(answer.get("stdout", ""))
+    sys.stdout.flush()
+    sys.stderr.write(answer.get("stderr", ""))
+    sys.stderr.flush()
+    status = answer.get("exit", 1)
+    return status if isinstance(status, int) else 1

@@ -1,0 +1,142 @@
+"""Short `memesh` commands are run by the `memesh serve` of their home when one is running
+(memesh_site/cli_forward.py): same output, exit status and project as in process, and in
+process whenever the server cannot stand in for this process.
+
+A CLI process whose Django settings module does not exist cannot run a command itself, so
+when it succeeds, the server ran it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memesh_site import cli_forward
+from tests.processes import ROOT, memesh, memesh_env, serving
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+NO_DJANGO = {"DJANGO_SETTINGS_MODULE": "memesh_tests.no_such_settings"}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def server(home: Path, tmp_path: Path) -> Iterator[str]:
+    with serving(home, tmp_path / "serve.log", "--no-worker", MEMESH_EMBEDDER="none") as base:
+        yield base
+
+
+def cli(
+    home: Path, *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {**memesh_env(home, MEMESH_EMBEDDER="none"), **(env or {})}
+    return subprocess.run(
+        memesh(*args), cwd=cwd, env=full, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def git_repo(path: Path, origin: str) -> Path:
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    subprocess.run(["git", "-C", str(path), "remote", "add", "origin", origin], check=True)
+    return path
+
+
+def test_the_server_runs_a_remember_and_a_recall_for_the_cli(server: str, home: Path) -> None:
+    stored = cli(
+        home, "remember", "--name", "fwd-a", "--type", "note", "--obs", "kestrel", env=NO_DJANGO
+    )
+    assert (stored.returncode, stored.stdout.strip()) == (0, "Stored: fwd-a"), stored.stderr
+    found = cli(home, "recall", "kestrel", "--json", env=NO_DJANGO)
+    assert found.returncode == 0, found.stderr
+    assert [e["name"] for e in json.loads(found.stdout)["entities"]] == ["fwd-a"]
+
+
+def test_a_forwarded_command_keeps_the_cli_s_errors_and_exit_statuses(
+    server: str, home: Path
+) -> None:
+    usage = cli(home, "recall", "--bogus", env=NO_DJANGO)
+    assert usage.returncode == 2
+    assert "unrecognized arguments: --bogus" in usage.stderr
+    assert usage.stdout == ""
+    refused = cli(home, "remember", "--name", "x", "--json", env=NO_DJANGO)
+    local = cli(home, "remember", "--name", "x", "--json", env={"MEMESH_CLI_LOCAL": "1"})
+    assert refused.returncode == local.returncode == 1
+    assert json.loads(refused.stderr) == json.loads(local.stderr)
+    assert json.loads(refused.stderr)["success"] is False
+    helped = cli(home, "--help", env=NO_DJANGO)
+    assert helped.returncode == 0
+    assert "recall" in helped.stdout and "Available subcommands" in helped.stdout
+
+
+def test_the_project_is_the_cli_s_directory_not_the_server_s(
+    server: str, home: Path, tmp_path: Path
+) -> None:
+    repo = git_repo(tmp_path / "widget", "git@github.com:acme/widget.git")
+    briefing = cli(home, "briefing", "--json", cwd=repo, env=NO_DJANGO)
+    assert briefing.returncode == 0, briefing.stderr
+    assert json.loads(briefing.stdout)["project"] == "acme/widget"
+
+
+def test_the_output_is_the_same_as_in_process(server: str, home: Path) -> None:
+    cli(home, "remember", "--name", "same", "--type", "note", "--obs", "alpha beta")
+    forwarded = cli(home, "recall", "alpha")
+    local = cli(home, "recall", "alpha", env={"MEMESH_CLI_LOCAL": "1"})
+    assert forwarded.returncode == local.returncode == 0
+    assert forwarded.stdout == local.stdout
+
+
+def test_a_command_the_server_does_not_run_stays_in_process(server: str, home: Path) -> None:
+    # export is not forwarded: without its own Django, this process cannot run it at all.
+    failed = cli(home, "export", env=NO_DJANGO)
+    assert failed.returncode != 0
+    assert "memesh_tests" in failed.stderr
+
+
+def test_another_memesh_environment_is_not_answered_by_this_server(server: str, home: Path) -> None:
+    env = memesh_env(home, MEMESH_EMBEDDER="none")
+    assert cli_forward.forward(["recall", "x"], env) is not None
+    assert cli_forward.forward(["recall", "x"], {**env, "MEMESH_EMBEDDER": "local"}) is None
+    assert cli_forward.forward(["recall", "x"], {**env, "MEMESH_CLI_LOCAL": "1"}) is None
+    assert cli_forward.forward(["recall", "x"], {**env, "MEMESH_DB_PATH": "/tmp/other.db"}) is None
+
+
+def test_without_a_running_server_commands_run_in_process(home: Path, tmp_path: Path) -> None:
+    with serving(home, tmp_path / "serve.log", "--no-worker", MEMESH_EMBEDDER="none"):
+        assert (home / cli_forward.RUNTIME_FILENAME).exists()
+    assert not (home / cli_forward.RUNTIME_FILENAME).exists()
+    assert cli_forward.forward(["recall", "x"], memesh_env(home, MEMESH_EMBEDDER="none")) is None
+    stored = cli(home, "remember", "--name", "alone", "--type", "note", "--obs", "o")
+    assert stored.returncode == 0, stored.stderr
+
+
+def test_the_cli_route_answers_only_its_own_user(server: str, home: Path) -> None:
+    record = json.loads((home / cli_forward.RUNTIME_FILENAME).read_text())
+    assert (home / cli_forward.RUNTIME_FILENAME).stat().st_mode & 0o077 == 0
+    body = {"argv": ["recall", "x"], "cwd": str(ROOT)}
+    no_token = httpx.post(f"{server}{cli_forward.CLI_PATH}", json=body)
+    assert no_token.status_code == 404
+    wrong = httpx.post(
+        f"{server}{cli_forward.CLI_PATH}", json=body, headers={cli_forward.TOKEN_HEADER: "x"}
+    )
+    assert wrong.status_code == 404
+    headers = {cli_forward.TOKEN_HEADER: record["token"]}
+    other = httpx.post(
+        f"{server}{cli_forward.CLI_PATH}",
+        json={"argv": ["createreviewer", "mallory"], "cwd": str(ROOT)},
+        headers=headers,
+    )
+    assert other.status_code == 400
+    assert other.json()["errorCode"] == "validation.bad-body"
+    ran = httpx.post(f"{server}{cli_forward.CLI_PATH}", json=body, headers=headers)
+    assert ran.status_code == 200
+    assert ran.json()["exit"] == 0
