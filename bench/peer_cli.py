@@ -5,6 +5,11 @@
 memesh's home is migrated and its memories embedded first (`memesh embed`), the state its
 worker leaves, so `recall` pays for what a user's recall pays for (the query's embedding);
 the peer's home is its CLI's own, keyword-only by default.
+
+memesh is measured twice: as the default install runs it, with `memesh serve` running on the
+home (which runs short commands for the CLI: memesh_site/cli_forward.py), and alone
+(MEMESH_CLI_LOCAL=1: the whole command in its own process, as without a server). The ratios
+and the target use the first.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import peer_servers
+from bench import http_bench, peer_servers
 from bench.peer_servers import Tools
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,6 +36,7 @@ SEEDED = (
 )
 QUERY = ("token", "signing")
 COMMANDS = ("remember", "recall", "--help")
+LOCAL = "MEMESH_CLI_LOCAL"
 
 
 def memesh_remember(name: str, obs: tuple[str, ...]) -> list[str]:
@@ -46,18 +52,26 @@ def peer_remember(name: str, obs: tuple[str, ...]) -> list[str]:
 def cli_walls(
     tools: Tools, runs: int, step: Callable[[list[str], str], None], say: Callable[[str], None]
 ) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="memesh-peer-compare-cli-") as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix="memesh-peer-compare-cli-", ignore_cleanup_errors=True
+    ) as tmp:
         m_home, p_home = Path(tmp) / "memesh", Path(tmp) / "peer"
         m_home.mkdir()
         p_home.mkdir()
+        memesh_cmd = [str(peer_servers.memesh_bin())]
         systems = {
-            "memesh": ([str(peer_servers.memesh_bin())], peer_servers.memesh_env(m_home)),
+            "memesh": (memesh_cmd, peer_servers.memesh_env(m_home)),
+            "memesh_alone": (memesh_cmd, {**peer_servers.memesh_env(m_home), LOCAL: "1"}),
             "peer": (
                 [str(tools.peer), "cli"],
                 {**os.environ, "MEMESH_PEER_HOME": str(p_home)},
             ),
         }
-        remember = {"memesh": memesh_remember, "peer": peer_remember}
+        remember = {
+            "memesh": memesh_remember,
+            "memesh_alone": memesh_remember,
+            "peer": peer_remember,
+        }
 
         def run(system: str, args: list[str]) -> tuple[float, int]:
             prefix, env = systems[system]
@@ -72,27 +86,33 @@ def cli_walls(
         seeding = [("memesh", ["migrate", "--verbosity", "0"])]
         for name, obs in SEEDED:
             seeding += [(s, remember[s](name, obs)) for s in systems]
+        seeding = [(s, a) for s, a in seeding if s != "memesh_alone"]
         seeding.append(("memesh", ["embed", "--json"]))  # what its worker would have done
         for system, args in seeding:
-            _, code = run(system, args)
+            _, code = run("memesh_alone" if system == "memesh" else system, args)
             if code != 0:
                 raise RuntimeError(f"{system} {' '.join(args)} exited {code}")
+        say("CLI: starting memesh serve on its home")
+        server = peer_servers.start_memesh(http_bench.free_port(), home=m_home)
 
         walls: dict[str, dict[str, list[float]]] = {c: {s: [] for s in systems} for c in COMMANDS}
         failures = dict.fromkeys(COMMANDS, 0)
-        for i in range(runs):
-            say(f"CLI: run {i + 1}/{runs}")
-            obs = (f"CLI bench observation {i}", "token signing")
-            for command in COMMANDS:
-                for system in systems:
-                    args = {
-                        "remember": remember[system](f"cli-bench-{i}", obs),
-                        "recall": ["recall", *QUERY],
-                        "--help": ["--help"],
-                    }[command]
-                    seconds, code = run(system, args)
-                    walls[command][system].append(seconds)
-                    failures[command] += code != 0
+        try:
+            for i in range(runs):
+                say(f"CLI: run {i + 1}/{runs}")
+                obs = (f"CLI bench observation {i}", "token signing")
+                for command in COMMANDS:
+                    for system in systems:
+                        args = {
+                            "remember": remember[system](f"cli-bench-{i}-{system}", obs),
+                            "recall": ["recall", *QUERY],
+                            "--help": ["--help"],
+                        }[command]
+                        seconds, code = run(system, args)
+                        walls[command][system].append(seconds)
+                        failures[command] += code != 0
+        finally:
+            peer_servers.stop(server)
     return {
         "runs": runs,
         "seeded": len(SEEDED),

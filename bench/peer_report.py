@@ -462,12 +462,13 @@ def cli_table(cli: dict[str, Any]) -> list[str]:
     rows = []
     for command in CLI_COMMANDS:
         entry = (cli.get("commands") or {}).get(command) or {}
-        m, p = entry.get("memesh") or {}, entry.get("peer") or {}
+        m, a, p = (entry.get(s) or {} for s in ("memesh", "memesh_alone", "peer"))
         rows.append(
             [
                 f"`{command}`",
                 m.get("median_s"),
                 f"{fmt(m.get('min_s'))}–{fmt(m.get('max_s'))}",
+                a.get("median_s"),
                 p.get("median_s"),
                 f"{fmt(p.get('min_s'))}–{fmt(p.get('max_s'))}",
                 entry.get("failures", 0),
@@ -476,8 +477,9 @@ def cli_table(cli: dict[str, Any]) -> list[str]:
     return table(
         [
             "command",
-            "memesh median s",
+            "memesh median s (serve running)",
             "memesh range",
+            "memesh alone median s",
             f"{PEER} median s",
             f"{PEER} range",
             "non-zero exits",
@@ -527,8 +529,11 @@ def render_peer(data: dict[str, Any]) -> list[str]:
         out += [
             "",
             f"The CLI as processes, {fmt(cli.get('runs'))} runs of each command, interleaved "
-            "(memesh, MeMesh, memesh, …), against a home holding "
-            f"{fmt(cli.get('seeded'))} memories (memesh's embedded):",
+            "(memesh, memesh alone, MeMesh, memesh, …), against a home holding "
+            f"{fmt(cli.get('seeded'))} memories (memesh's embedded). memesh as installed runs "
+            "with `memesh serve` on its home, which runs short commands for the CLI process "
+            "(docs/operations.md); *alone* is the same command with MEMESH_CLI_LOCAL=1, all of "
+            "it in its own process, as when no server runs. The ratios use the first:",
             "",
             *cli_table(cli),
         ]

@@ -148,8 +148,9 @@ def _wait_healthy(server: Server) -> None:
     raise RuntimeError(f"{server.system} did not answer /v1/health in {START_TIMEOUT_S:.0f} s")
 
 
-def start_memesh(port: int) -> Server:
-    home = Path(tempfile.mkdtemp(prefix="memesh-peer-compare-"))
+def start_memesh(port: int, home: Path | None = None) -> Server:
+    """`memesh serve` as the README starts it, on a fresh home (or `home`, removed by stop())."""
+    home = home or Path(tempfile.mkdtemp(prefix="memesh-peer-compare-"))
     args = [str(memesh_bin()), "serve", "--port", str(port)]
     server = _spawn("memesh", args, memesh_env(home), home, port)
     server.db_path = home / MEMESH_DB
