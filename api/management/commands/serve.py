@@ -10,6 +10,7 @@ bind address: `--allow-remote` on a loopback host generates no token and require
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from typing import Any
@@ -20,7 +21,7 @@ from django.db import connections
 
 from api.cli import MemeshCommand
 from api.management.commands.worker import LOG_LEVELS
-from memesh_site import lifecycle, remote_auth
+from memesh_site import lifecycle, remote_auth, serve_record
 from memesh_site.db.schema import migrate_if_needed
 from memesh_site.remote_auth import is_loopback
 
@@ -138,6 +139,9 @@ class Command(MemeshCommand):
             host, port, provisioned, allow_remote=options["allow_remote"], workers=workers
         )
         worker = None if options["no_worker"] else _start_worker(options["log_level"])
+        # What `memesh status` checks against the process and the port.
+        _clear_record_on_sigterm()
+        serve_record.record_write(host=host, port=port, worker=worker is not None)
         try:
             uvicorn.run(
                 "memesh_site.asgi:application",
@@ -151,6 +155,7 @@ class Command(MemeshCommand):
                 workers=workers,
             )
         finally:
+            serve_record.record_clear()
             if worker is not None:
                 _stop(worker)
 
@@ -189,6 +194,21 @@ class Command(MemeshCommand):
                 "MEMESH_ALLOWED_HOSTS adds the names they use.",
             ]
         sys.stderr.write("".join(f"{line}\n" for line in lines))
+
+
+def _clear_record_on_sigterm() -> None:
+    """Remove the server's record when SIGTERM ends it. With one process, uvicorn shuts down on
+    SIGTERM, restores the handler it found and raises the signal again, so with the default
+    handler the process ends before any `finally` runs (with several, its supervisor returns
+    and the `finally` clears the record). This handler clears it, then ends the process as
+    SIGTERM would."""
+
+    def clear_then_terminate(signum: int, frame: object) -> None:
+        serve_record.record_clear()
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+
+    signal.signal(signal.SIGTERM, clear_then_terminate)
 
 
 def _start_worker(log_level: str) -> subprocess.Popen[bytes] | None:
