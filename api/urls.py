@@ -3,8 +3,8 @@ from django.urls import path
 from api import config_urls, dream_urls
 from api.docs_views import DocsView, OpenAPIView
 from api.entities import EntityDetailView, EntityListView
+from api.retired import RETIRED
 from api.views import (
-    RETIRED,
     DoctorView,
     HealthView,
     UpdateStatusView,

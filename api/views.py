@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from api import envelope
 from api.envelope import Failure
 from api.errors import failure_json_response, failure_response
+from api.retired import RETIRED
 from graph import doctor
 from graph.errors import InvalidInput, InvalidParameter
 from graph.models import Entity, Status
@@ -146,30 +147,15 @@ class UpdateStatusView(APIView):
         return Response(envelope.ok(data))
 
 
-# --- retired routes ----------------------------------------------------------------------------
-
-RETIRED = {
-    "consolidate": (
-        "POST /v1/consolidate was retired: it rewrote memories with no review. "
-        "Use POST /v1/dream/run, which proposes changes for review.",
-        "POST /v1/dream/run",
-    ),
-    "verify": (
-        "POST /v1/verify was retired with the agentic-orchestration experiment; it has no "
-        "replacement. Use POST /v1/recall to read memories.",
-        None,
-    ),
-}
+# --- retired routes (api/retired.py) ----------------------------------------------------------
 
 
 def retired_view(route: str) -> Any:
-    message, replacement = RETIRED[route]
+    failure = RETIRED[route].rest_failure()
 
     # API clients send no CSRF token (APIView is exempt by itself; a plain view must say so).
     @csrf_exempt
     def view(request: HttpRequest) -> JsonResponse:
-        return failure_json_response(
-            Failure(410, "route.retired", message, extra={"replacement": replacement})
-        )
+        return failure_json_response(failure)
 
     return view

@@ -1,6 +1,7 @@
 """`memesh doctor`'s checks: is the database usable, which embedder is active and does it work,
 what state the vector index is in, and whether both indexes agree with the memories
-(graph/indexing/consistency.py); `fix()` is `memesh doctor --fix`.
+(graph/indexing/consistency.py); `fix()` is `memesh doctor --fix`. The vector index's state is
+read by graph/status.py, which `memesh status` summarises too.
 
 The checks leave here redacted (memesh_site/redact.py: the embedder's key literally, key-shaped
 text, home paths), so `memesh doctor`, `--json` and GET /v1/doctor mask the same."""
@@ -16,9 +17,9 @@ from graph.embedding import provider
 from graph.embedding.base import EmbedderError
 from graph.embedding.config import load_config
 from graph.indexing import consistency, vectors
-from graph.indexing.vectors import LAST_ERROR_KEY, STAGING_KEY, UnreadableMarker
-from graph.models import Entity, EntityVector, MetaEntry
+from graph.models import Entity
 from graph.ops.writes import request_embedding
+from graph.status import vector_index_state
 from memesh_site.redact import MASK, redact, url_without_credentials
 
 
@@ -96,7 +97,8 @@ def _index_checks(identity: str | None, vec_loaded: bool) -> list[Check]:
     if not vec_loaded:
         return []
     out: list[Check] = []
-    live = vectors.live_generation()
+    state = vector_index_state()
+    live = state.live
     if live is None:
         out.append(
             Check(
@@ -107,8 +109,7 @@ def _index_checks(identity: str | None, vec_loaded: bool) -> list[Check]:
             )
         )
     else:
-        count = EntityVector.objects.row_count(live.generation)
-        pending = EntityVector.objects.pending_count(live.generation)
+        count, pending = state.vectors, state.pending
         data = {**live.as_json(), "vectors": count, "pending": pending}
         if identity is not None and live.identity != identity:
             out.append(
@@ -139,9 +140,7 @@ def _index_checks(identity: str | None, vec_loaded: bool) -> list[Check]:
                     data,
                 )
             )
-    try:
-        staging = vectors.read_marker(STAGING_KEY)
-    except UnreadableMarker:
+    if state.staging_unreadable:
         out.append(
             Check(
                 "staging index",
@@ -150,21 +149,19 @@ def _index_checks(identity: str | None, vec_loaded: bool) -> list[Check]:
                 "run `memesh reindex --discard-generation`",
             )
         )
-    else:
-        if staging is not None:
-            rows = EntityVector.objects.row_count(staging.generation)
-            size = EntityVector.objects.stored_bytes(staging.generation)
-            out.append(
-                Check(
-                    "staging index",
-                    "warn",
-                    f"a half-built generation {staging.generation} of {staging.identity} "
-                    f"holds {rows} vectors ({size / 1e6:.1f} MB): `memesh reindex` "
-                    "resumes it, --discard-generation drops it",
-                    {**staging.as_json(), "vectors": rows, "bytes": size},
-                )
+    elif state.staging is not None:
+        staging, rows, size = state.staging, state.staging_vectors, state.staging_bytes
+        out.append(
+            Check(
+                "staging index",
+                "warn",
+                f"a half-built generation {staging.generation} of {staging.identity} "
+                f"holds {rows} vectors ({size / 1e6:.1f} MB): `memesh reindex` "
+                "resumes it, --discard-generation drops it",
+                {**staging.as_json(), "vectors": rows, "bytes": size},
             )
-    last = MetaEntry.objects.filter(key=LAST_ERROR_KEY).values_list("value", flat=True).first()
+        )
+    last = state.last_error
     if last:
         out.append(Check("last embedding error", "warn", str(last.get("error", last)), last))
     return out

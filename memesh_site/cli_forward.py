@@ -10,9 +10,10 @@ makes one loopback request, and exits.
 
 This module runs before Django is imported, so it uses the standard library only.
 
-Which server: `memesh serve` writes RUNTIME_FILENAME (mode 0600, in MEMESH_HOME, mode 0700)
-as it starts and removes it as it stops. A command is forwarded only when every one of these
-holds, and otherwise runs in this process as before — the result is the same either way:
+Which server: `memesh serve` records itself in RUNTIME_FILENAME (memesh_site/serve_record.py:
+mode 0600, in MEMESH_HOME, mode 0700) as it starts and removes it as it stops. A command is
+forwarded only when every one of these holds, and otherwise runs in this process as before —
+the result is the same either way:
 - the file names a live process and a loopback listener;
 - the server uses this process's database file and this installation of memesh;
 - this process's MEMESH_* environment equals the one the server was started with (a
@@ -77,34 +78,19 @@ def _package_dir() -> str:
     return str(Path(__file__).resolve().parent)
 
 
-def write_runtime(env: Mapping[str, str], *, host: str, port: int) -> tuple[Path, str]:
-    """Record the starting server for forwarded commands: (the file written, its token)."""
-    token = secrets.token_urlsafe(32)
-    path = home_dir(env) / RUNTIME_FILENAME
-    record = {
-        "pid": os.getpid(),
-        "host": host,
-        "port": port,
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def record_fields(env: Mapping[str, str], token: str) -> dict[str, Any]:
+    """What `memesh serve` adds to its record (memesh_site/serve_record.py) for CLI processes:
+    the token, and what `_server_for` compares with the CLI's own."""
+    return {
         "token": token,
         "database": str(database_path(env).resolve()),
         "environment": environment_fingerprint(env),
         "package": _package_dir(),
     }
-    temporary = path.with_name(f".{RUNTIME_FILENAME}.{os.getpid()}")
-    fd = os.open(temporary, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(record, handle)
-    os.replace(temporary, path)
-    return path, token
-
-
-def remove_runtime(path: Path, token: str) -> None:
-    """Remove the file if it is still this server's (another serve may have replaced it)."""
-    try:
-        if json.loads(path.read_text()).get("token") == token:
-            path.unlink()
-    except (OSError, ValueError):
-        pass
 
 
 def _alive(pid: object) -> bool:

@@ -4,7 +4,9 @@
 Keys: `llm` {provider, model, apiKey, baseUrl}; `llmFallbacks` (the ordered failover chain,
 written whole); `language` (the language generated memories are written in, ≤ 60 chars);
 `autoCapture`, `sessionLimit`, `autoUpdate`, `setupCompleted`, `transcriptMining`, `theme`;
-`embedder` (its shape and its reading belong to graph/embedding/config.py). Keys this module
+`embedder` (its shape and its reading belong to graph/embedding/config.py); `briefing` (the
+briefing level used when a call names none; its values and its reading belong to
+graph/ops/briefing.py). Keys this module
 does not know are kept as they are on disk. The file itself — lock, atomic 0600 write — is
 memesh_site/config_store.py's; an embedder change queues a reindex in proposals/tasks.py
 (`config_saved`), not here.
@@ -24,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from graph.embedding.config import EmbedderSection, load_config
 from graph.errors import InvalidInput, OperationFailed
-from graph.ops.validation_errors import describe_validation_error
+from graph.ops.briefing import Level
+from graph.ops.validation_errors import describe_validation_error, first_field
 from memesh_site import config_store, json_limits
 from memesh_site.redact import mask_secret_fields
 from proposals.llm.chain import llm_chain
@@ -104,6 +107,12 @@ class ConfigUpdate(BaseModel):
     embedder: EmbedderSection | None = Field(
         None, description="The embedding provider: a name or {provider, model, baseUrl, ...}."
     )
+    # graph/ops/briefing.py reads it (and owns the values).
+    briefing: Level | None = Field(
+        None,
+        description="The briefing level used when a briefing call names none: minimal, "
+        "standard or full (unset: minimal).",
+    )
 
 
 def config_load() -> dict[str, Any]:
@@ -120,7 +129,7 @@ def _parse_update(payload: object) -> ConfigUpdate:
     try:
         return ConfigUpdate.model_validate(payload)
     except ValidationError as exc:
-        raise InvalidInput(describe_validation_error(exc)) from None
+        raise InvalidInput(describe_validation_error(exc), field=first_field(exc)) from None
 
 
 def _clean(model: BaseModel) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Reads of the dream workflow: proposal listings and details (the reference's shapes), the
-source memories beside a proposal for review, whether a cluster is worth proposing, and task
-runs."""
+source memories beside a proposal for review, whether a cluster is worth proposing, task runs,
+and the summary `memesh status` shows (`dream_status`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from django.db.models import Count
+
 from graph.errors import InvalidParameter, NotFound
 from graph.models import Entity, Observation, Tag
-from proposals.models import Proposal, ProposalKind, ProposalStatus, TaskRun
+from proposals.models import Proposal, ProposalKind, ProposalStatus, TaskRun, TaskStatus
 from proposals.source_state import SourceView, state_hash
 
 # The audit row of a person's reject (proposals/services.py writes it; an accept refused
@@ -21,6 +23,9 @@ STATUS_ALL = "all"
 STATUS_FILTERS = (*ProposalStatus.values, STATUS_ALL)
 PREVIEW_OBSERVATIONS = 3
 PREVIEW_CHARS = 200
+# TaskRun kinds of the dream flows (proposals/tasks.py: dream_run, dream_patterns,
+# dream_conflicts); read by prefix so this module need not import Celery with the tasks.
+DREAM_KIND_PREFIX = "dream_"
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -196,4 +201,39 @@ def task_run_detail(task_id: str | uuid.UUID) -> dict[str, Any]:
         "createdAt": run.created_at.isoformat(),
         "startedAt": _iso(run.started_at),
         "finishedAt": _iso(run.finished_at),
+    }
+
+
+def dream_status() -> dict[str, Any]:
+    """What `memesh status` says of the dream workflow and the task queue: task runs waiting
+    for a worker or on one (any kind: a reindex too), proposals waiting for review, the latest
+    dream task run, and when a proposal was last staged. A synchronous `memesh dream run`
+    records no task run: the proposals it staged are its trace."""
+    waiting = dict(
+        TaskRun.objects.filter(status__in=[TaskStatus.QUEUED, TaskStatus.RUNNING])
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    last = (
+        TaskRun.objects.filter(kind__startswith=DREAM_KIND_PREFIX).order_by("-created_at").first()
+    )
+    staged = Proposal.objects.order_by("-created_at", "-id").values_list("created_at", flat=True)
+    return {
+        "tasks": {
+            "queued": waiting.get(TaskStatus.QUEUED, 0),
+            "running": waiting.get(TaskStatus.RUNNING, 0),
+        },
+        "proposalsPending": Proposal.objects.filter(status=ProposalStatus.PENDING).count(),
+        "lastDream": None
+        if last is None
+        else {
+            "id": str(last.pk),
+            "kind": last.kind,
+            "status": last.status,
+            "errorCode": last.error_code or None,
+            "createdAt": last.created_at.isoformat(),
+            "finishedAt": _iso(last.finished_at),
+        },
+        "lastProposalAt": _iso(staged.first()),
     }

@@ -5,6 +5,12 @@ Levels (the agent guide's `briefing` setting):
   lessons, knowledge and recent activity, plus up to five memories that belong to no project.
 - `standard`: adds the stated task state when fresh, and an index of durable memories.
 - `full`: adds other projects' recent activity and global memory.
+The level a call renders: the one it names, else the `briefing` key of config.json (`memesh
+config set briefing <level>`; this module owns the key, proposals/config.py validates writes of
+it), else `minimal`.
+
+`briefing_index` is `memesh briefing --index`: the durable-memory index alone, with its own caps
+(40 lines, 3072 bytes) instead of a share of the block's budget.
 
 A task state older than 72 hours, or with a missing or implausible time, is never shown as
 current at any level: one line points at `memesh task` instead, because a stale "next step"
@@ -19,12 +25,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast, get_args
 
 from django.db.models import QuerySet
 from django.utils import timezone
 from pydantic import AfterValidator, Field
 
+from graph.errors import OperationFailed
 from graph.models import Entity, Namespace, Status
 from graph.ops.briefing_render import (
     MAX_REASON_CHARS,
@@ -45,8 +52,12 @@ from graph.project_tags import (
     project_tag,
 )
 from graph.storage.documents import EntityDocument
+from memesh_site import config_store
 
 Level = Literal["minimal", "standard", "full"]
+LEVELS: tuple[str, ...] = get_args(Level)
+DEFAULT_LEVEL: Level = "minimal"
+LEVEL_SETTING = "briefing"  # the config.json key holding the level used when a call names none
 
 DECISION = "decision"
 LESSON = "lesson_learned"
@@ -71,6 +82,10 @@ MAX_NO_PROJECT = 5  # "up to five of your memories that belong to no project"
 MAX_OTHER_PROJECTS = 5
 MAX_GLOBAL = 5
 MAX_INDEX = 40  # the agent guide's index cap (its byte cap is subsumed by the shared budget)
+# `memesh briefing --index` alone: the agent guide's "own 40-line / 3072-byte caps", counted
+# over the memory lines (UTF-8, one newline each); the fence and the "more" note are outside.
+MAX_INDEX_BYTES = 3072
+MAX_INDEX_LABEL_CHARS = 80
 MAX_HANDOFF_CHARS = 400
 
 UNCONFIRMED_AFTER_DAYS = 30
@@ -97,12 +112,13 @@ class BriefingInput(StrictInput):
             "in — the CLI's working directory or the MCP session's bound project)."
         ),
     )
-    level: Level = Field(
-        default="minimal",
+    level: Level | None = Field(
+        default=None,
         description=(
-            "`minimal` (default): decisions, lessons, knowledge and recent activity of the "
-            "project plus memories with no project; `standard` adds the fresh task state and "
-            "an index of durable memories; `full` adds other projects and global memory."
+            "`minimal`: decisions, lessons, knowledge and recent activity of the project plus "
+            "memories with no project; `standard` adds the fresh task state and an index of "
+            "durable memories; `full` adds other projects and global memory. Default: the "
+            "`briefing` setting (`memesh config set briefing <level>`), else `minimal`."
         ),
     )
 
@@ -221,17 +237,27 @@ def decision_reason(doc: EntityDocument) -> str | None:
     return None
 
 
-def _decision_line(candidate: Candidate, now: datetime) -> str:
+def _decision_line(candidate: Candidate, now: datetime, label_limit: int | None = None) -> str:
     reason = decision_reason(candidate.doc)
     suffix = f"— why: {clean(reason, MAX_REASON_CHARS)}" if reason else "— no reason recorded"
     days = (now - candidate.touched).days
     if days >= UNCONFIRMED_AFTER_DAYS:
         suffix += f" — unconfirmed {days} days: re-check before relying"
-    return memory_line(candidate.doc.type, _label(candidate.doc), candidate.doc.id, suffix)
+    label = _label(candidate.doc, label_limit)
+    return memory_line(candidate.doc.type, label, candidate.doc.id, suffix)
 
 
 def _plain_line(candidate: Candidate) -> str:
     return memory_line(candidate.doc.type, _label(candidate.doc), candidate.doc.id)
+
+
+def _index_line(candidate: Candidate, now: datetime) -> str:
+    """An index line: a short label; a decision keeps its reason and its unconfirmed flag (the
+    agent guide: the durable-memory index shows each decision with its reason)."""
+    if candidate.doc.type == DECISION:
+        return _decision_line(candidate, now, MAX_INDEX_LABEL_CHARS)
+    label = _label(candidate.doc, MAX_INDEX_LABEL_CHARS)
+    return memory_line(candidate.doc.type, label, candidate.doc.id)
 
 
 def _projects_of(doc: EntityDocument) -> list[str]:
@@ -300,6 +326,11 @@ def _handoff_section(tagged: QuerySet[Entity], skip: set[int], now: datetime) ->
     return section
 
 
+def _durable(tagged: QuerySet[Entity]) -> QuerySet[Entity]:
+    """What the index lists: everything but the handoff and routine activity."""
+    return tagged.exclude(type__in=[HANDOFF, *ACTIVITY_TYPES])
+
+
 def _project_sections(
     project: str, level: Level, now: datetime, skip: set[int]
 ) -> tuple[list[Section], bool]:
@@ -313,7 +344,7 @@ def _project_sections(
     lessons = Section("Lessons (do not repeat)")
     lessons.lines = [_plain_line(c) for c in _select(tagged.filter(type=LESSON), MAX_LESSONS, skip)]
     knowledge = Section("Knowledge")
-    durable = tagged.exclude(type__in=[HANDOFF, *ACTIVITY_TYPES])
+    durable = _durable(tagged)
     knowledge.lines = [
         _plain_line(c)
         for c in _select(durable.exclude(type__in=[DECISION, LESSON]), MAX_KNOWLEDGE, skip)
@@ -326,10 +357,7 @@ def _project_sections(
     if level != "minimal":
         # Last in priority: a crowded block shows fewer index lines, never fewer decisions.
         index = Section("Index of other durable memories (a recent window: recall finds more)")
-        index.lines = [
-            memory_line(c.doc.type, _label(c.doc, 80), c.doc.id)
-            for c in _select(durable, MAX_INDEX, skip)
-        ]
+        index.lines = [_index_line(c, now) for c in _select(durable, MAX_INDEX, skip)]
         sections.append(index)
     return sections, fresh
 
@@ -357,7 +385,7 @@ def _shared_sections(project: str | None, level: Level, skip: set[int]) -> list[
 
 
 def build_briefing(
-    project: str | None, level: Level = "minimal", *, now: datetime | None = None
+    project: str | None, level: Level = DEFAULT_LEVEL, *, now: datetime | None = None
 ) -> BriefingOutput:
     """The briefing of `project` (None: the caller has no project; only shared memories)."""
     now = now or timezone.now()
@@ -393,8 +421,78 @@ def build_briefing(
     )
 
 
+# --- the durable-memory index alone (`memesh briefing --index`) ----------------------------
+
+
+class BriefingIndexOutput(Output):
+    project: str = Field(description="The project whose index this is.")
+    text: str = Field(
+        description="The fenced index, preamble included; empty when the project has no "
+        "durable memories."
+    )
+    entity_count: int = Field(alias="entityCount", description="Memory lines in the index.")
+    truncated: bool = Field(
+        description="True when the caps cut the window: more durable memories exist than the "
+        "index lists (recall finds them)."
+    )
+
+
+def briefing_index(project: str, *, now: datetime | None = None) -> BriefingIndexOutput:
+    """The project's durable memories (decisions, lessons, knowledge: not the handoff, not
+    routine activity), newest first, trusted and active only, at most MAX_INDEX lines and
+    MAX_INDEX_BYTES bytes of them; a last line says when there are more."""
+    now = now or timezone.now()
+    tagged = Entity.objects.filter(tags__name=project_tag(project))
+    # One more than the cap: whether the window is the whole set or cut by it.
+    candidates = _select(_durable(tagged), MAX_INDEX + 1, set())
+    lines: list[str] = []
+    used = 0
+    for candidate in candidates[:MAX_INDEX]:
+        line = _index_line(candidate, now)
+        cost = len(line.encode()) + 1
+        if used + cost > MAX_INDEX_BYTES:
+            break
+        lines.append(line)
+        used += cost
+    truncated = len(lines) < len(candidates)
+    if not lines:
+        return BriefingIndexOutput(project=project, text="", entityCount=0, truncated=False)
+    body = [
+        f"Project: {clean(project, 200)}",
+        "",
+        "Index of durable memories (newest first; a recent window, not the whole graph)",
+        *lines,
+    ]
+    if truncated:
+        body.append("(more durable memories exist than this index lists: use recall to find them)")
+    return BriefingIndexOutput(
+        project=project, text=wrap(body), entityCount=len(lines), truncated=truncated
+    )
+
+
+# --- the level setting ----------------------------------------------------------------------
+
+
+def configured_level() -> Level:
+    """The `briefing` key of config.json, else `minimal`. A stored value that is no level (the
+    file was edited by hand) is refused with the fix, not silently replaced by a default."""
+    try:
+        stored = config_store.load().get(LEVEL_SETTING)
+    except config_store.ConfigUnreadable as exc:
+        raise OperationFailed(exc.summary) from None
+    if stored is None:
+        return DEFAULT_LEVEL
+    if stored in LEVELS:
+        return cast(Level, stored)
+    raise OperationFailed(
+        f"{config_store.CONFIG_FILENAME}: {LEVEL_SETTING} is {stored!r}, not one of "
+        f"{', '.join(LEVELS)}: run `memesh config set {LEVEL_SETTING} <level>`, or pass a level",
+        field=LEVEL_SETTING,
+    )
+
+
 def _handler(data: BriefingInput, ctx: CallContext) -> BriefingOutput:
-    return build_briefing(data.project or ctx.project, data.level)
+    return build_briefing(data.project or ctx.project, data.level or configured_level())
 
 
 BRIEFING = Operation(

@@ -7,15 +7,17 @@ import io
 import json
 import re
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
-from graph.errors import InvalidInput
+from graph.errors import InvalidInput, OperationFailed
 from graph.models import Entity, MetaEntry
-from graph.ops.briefing import BRIEFING
+from graph.ops.briefing import BRIEFING, MAX_INDEX_BYTES, briefing_index
 from graph.ops.briefing_render import BUDGET_CHARS, PREAMBLE
 from graph.ops.operation import CallContext
 from graph.ops.remember.schema import RememberInput
@@ -406,3 +408,130 @@ def test_cli_defaults_to_the_working_directorys_project() -> None:
     out = io.StringIO()
     call_command("briefing", "--json", stdout=out, stderr=io.StringIO())
     assert json.loads(out.getvalue())["project"] == project_id()
+
+
+# --- the level setting (memesh config set briefing <level>) ------------------------------------
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A MEMESH_HOME of the test's own, so its config.json is nobody else's."""
+    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
+    return tmp_path
+
+
+def set_config(home: Path, config: dict[str, Any]) -> None:
+    (home / "config.json").write_text(json.dumps(config))
+
+
+def test_the_briefing_setting_is_the_level_of_a_call_that_names_none(home: Path) -> None:
+    remember("ours", "our fact", tags=[TAG])
+    task_state(iso(timedelta(hours=1)), goal="Ship the hook")
+
+    assert brief()["level"] == "minimal"  # no setting
+
+    set_config(home, {"briefing": "standard"})
+    configured = brief()
+    assert configured["level"] == "standard" and "- goal: Ship the hook" in configured["text"]
+
+    # A level the call names wins over the setting.
+    assert brief(level="minimal")["level"] == "minimal"
+    assert brief(level="full")["level"] == "full"
+
+
+def test_a_stored_setting_that_is_no_level_is_refused_with_the_fix(home: Path) -> None:
+    remember("ours", "our fact", tags=[TAG])
+    set_config(home, {"briefing": "everything"})
+
+    with pytest.raises(OperationFailed) as exc:
+        brief()
+
+    assert exc.value.error_code == "operation.failed" and exc.value.field == "briefing"
+    assert "'everything'" in exc.value.message
+    assert "memesh config set briefing" in exc.value.message
+    assert brief(level="standard")["level"] == "standard"  # a named level needs no setting
+
+
+# --- the durable-memory index (memesh briefing --index) -----------------------------------------
+
+
+def test_the_index_lists_the_projects_durable_memories_with_handles_newest_first() -> None:
+    decision("jwt", "Use JWT", why="stateless across hosts")
+    remember("lesson", "never force-push main", type="lesson_learned", tags=[TAG])
+    remember("fact", "The cache lives in /var/cache/app", tags=[TAG])
+    age("jwt", days=3)
+    age("lesson", days=2)
+    age("fact", days=1)
+
+    index = briefing_index(P).model_dump(by_alias=True)
+
+    _, body = inside_fence(index["text"])
+    assert body[0] == f"Project: {P}"
+    assert memory_lines(index["text"]) == [
+        f"- [note] The cache lives in /var/cache/app {handle('fact')}",
+        f"- [lesson_learned] never force-push main {handle('lesson')}",
+        f"- [decision] Use JWT — why: stateless across hosts {handle('jwt')}",
+    ]
+    assert index["entityCount"] == 3 and index["truncated"] is False
+    assert "more durable memories" not in index["text"]
+
+
+def test_the_index_leaves_out_activity_handoffs_untrusted_archived_and_other_projects() -> None:
+    remember("kept", "a durable fact", tags=[TAG])
+    remember("commit", "fix typo", type="commit", tags=[TAG])
+    remember("handoff", "left off in the middle", type="handoff", tags=[TAG])
+    remember("imported", "SECRET imported", tags=[TAG])
+    set_metadata("imported", {"import": {"from": "bundle.json"}})
+    remember("gone", "SECRET archived", tags=[TAG])
+    Entity.objects.filter(name="gone").update(status="archived")
+    remember("theirs", "SECRET theirs", tags=["project:someone/else"])
+    remember("loose", "SECRET loose")
+
+    index = briefing_index(P)
+
+    assert memory_lines(index.text) == [f"- [note] a durable fact {handle('kept')}"]
+    assert "SECRET" not in index.text and "fix typo" not in index.text
+    assert "left off" not in index.text
+
+
+def test_the_index_stops_at_40_lines_and_says_there_are_more() -> None:
+    for i in range(45):
+        remember(f"fact-{i}", f"fact {i}", tags=[TAG])
+
+    index = briefing_index(P)
+
+    assert index.entity_count == len(memory_lines(index.text)) == 40
+    assert index.truncated is True
+    assert "more durable memories exist than this index lists: use recall" in index.text
+
+
+def test_the_index_stops_at_3072_bytes_of_lines() -> None:
+    for i in range(30):
+        remember(f"fact-{i}", f"fact {i} " + "é" * 70, tags=[TAG])  # ~160 bytes a line
+
+    index = briefing_index(P)
+
+    lines = memory_lines(index.text)
+    assert len(lines) == index.entity_count < 30
+    assert sum(len(line.encode()) + 1 for line in lines) <= MAX_INDEX_BYTES
+    assert index.truncated is True
+
+
+def test_an_index_of_a_project_without_durable_memories_is_empty() -> None:
+    remember("commit", "fix typo", type="commit", tags=[TAG])
+
+    index = briefing_index(P)
+
+    assert index.text == "" and index.entity_count == 0 and index.truncated is False
+
+
+def test_a_decision_in_the_standard_index_keeps_its_reason() -> None:
+    for i in range(10):  # two more than the decisions section shows
+        decision(f"d-{i}", f"decision {i}", why=f"reason {i}")
+        age(f"d-{i}", days=10 - i)
+
+    lines = memory_lines(brief(level="standard")["text"])
+
+    decisions = [line for line in lines if line.startswith("- [decision]")]
+    assert len(decisions) == 10
+    assert all("— why: reason" in line for line in decisions)

@@ -99,6 +99,23 @@ def test_json_errors_carry_the_error_code() -> None:
     assert out.getvalue() == ""
 
 
+def test_the_briefing_level_is_stored_and_a_bad_one_is_refused_with_its_field() -> None:
+    run("set", "briefing", "standard")
+    assert config_load() == {"briefing": "standard"}
+
+    out, err = StringIO(), StringIO()
+    with pytest.raises(SystemExit) as exc:
+        call_command("config", "set", "briefing", "huge", "--json", stdout=out, stderr=err)
+    assert exc.value.code == 1
+    failure = json.loads(err.getvalue())
+    assert failure["errorCode"] == "validation.bad-body" and failure["field"] == "briefing"
+    assert "'minimal', 'standard' or 'full'" in failure["error"]
+    assert config_load() == {"briefing": "standard"}
+
+    run("unset", "briefing")
+    assert config_load() == {}
+
+
 def test_the_memesh_command_in_its_own_process(tmp_path: Path) -> None:
     env = memesh_env(tmp_path)
     cli = ["-m", "memesh_site.cli", "config"]

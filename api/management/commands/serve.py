@@ -10,6 +10,7 @@ bind address: `--allow-remote` on a loopback host generates no token and require
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from typing import Any
@@ -20,7 +21,7 @@ from django.db import connections
 
 from api.cli import MemeshCommand
 from api.management.commands.worker import LOG_LEVELS
-from memesh_site import cli_forward, lifecycle, remote_auth
+from memesh_site import cli_forward, lifecycle, remote_auth, serve_record
 from memesh_site.db.schema import migrate_if_needed
 from memesh_site.remote_auth import is_loopback
 
@@ -140,9 +141,20 @@ class Command(MemeshCommand):
         self.announce(
             host, port, provisioned, allow_remote=options["allow_remote"], workers=workers
         )
-        runtime, cli_token = cli_forward.write_runtime(chosen_environment, host=host, port=port)
+        # The token a CLI process shows to have a command run here (memesh_site/cli_forward.py):
+        # in the record for them, in the environment for this server's processes.
+        cli_token = cli_forward.new_token()
         os.environ[cli_forward.TOKEN_ENV] = cli_token
         worker = None if options["no_worker"] else _start_worker(options["log_level"])
+        # What `memesh status` checks against the process and the port, and what a CLI
+        # process reads to find this server.
+        _clear_record_on_sigterm()
+        serve_record.record_write(
+            host=host,
+            port=port,
+            worker=worker is not None,
+            extra=cli_forward.record_fields(chosen_environment, cli_token),
+        )
         try:
             uvicorn.run(
                 "memesh_site.asgi:application",
@@ -156,7 +168,7 @@ class Command(MemeshCommand):
                 workers=workers,
             )
         finally:
-            cli_forward.remove_runtime(runtime, cli_token)
+            serve_record.record_clear()
             if worker is not None:
                 _stop(worker)
 
@@ -195,6 +207,21 @@ class Command(MemeshCommand):
                 "MEMESH_ALLOWED_HOSTS adds the names they use.",
             ]
         sys.stderr.write("".join(f"{line}\n" for line in lines))
+
+
+def _clear_record_on_sigterm() -> None:
+    """Remove the server's record when SIGTERM ends it. With one process, uvicorn shuts down on
+    SIGTERM, restores the handler it found and raises the signal again, so with the default
+    handler the process ends before any `finally` runs (with several, its supervisor returns
+    and the `finally` clears the record). This handler clears it, then ends the process as
+    SIGTERM would."""
+
+    def clear_then_terminate(signum: int, frame: object) -> None:
+        serve_record.record_clear()
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+
+    signal.signal(signal.SIGTERM, clear_then_terminate)
 
 
 def _start_worker(log_level: str) -> subprocess.Popen[bytes] | None:
