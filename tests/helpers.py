@@ -41,3 +41,22 @@ def stored(name: str) -> Entity:
 def observations_of(name: str) -> list[str]:
     """The stored observation texts of the entity called `name`, oldest first; [] for none."""
     return list(Observation.objects.filter(entity__name=name).values_list("text", flat=True))
+
+
+def remember_commit(name: str, hash_: str, session: str | None = None, **fields: Any) -> None:
+    """A commit entity as the post-commit hook captures it (graph/ops/why.py reads it): type
+    `commit`, the hash in `metadata.hash`, the session in `metadata.session_id`. remember
+    takes no metadata, so it is set on the stored row (no index holds metadata)."""
+    remember(name, f"commit {hash_}", type="commit", **fields)
+    metadata = {"hash": hash_, **({"session_id": session} if session else {})}
+    Entity.objects.filter(name=name).update(metadata={**stored(name).metadata, **metadata})
+
+
+def remember_in_session(
+    name: str, session: str, *observations: str, type: str = "session_keypoint", **fields: Any
+) -> None:
+    """A memory made in `session` (its `metadata.session_id`)."""
+    remember(name, *(observations or (f"work in {session}",)), type=type, **fields)
+    Entity.objects.filter(name=name).update(
+        metadata={**stored(name).metadata, "session_id": session}
+    )

@@ -10,12 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
 from graph.errors import InvalidInput
 from graph.ops.validation_errors import describe_validation_error, first_field
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validated(model: type[M], payload: object) -> M:
+    """`payload` as `model`, or InvalidInput saying what is wrong with it (`field: problem`):
+    every operation's input, and the input models of services no operation wraps."""
+    # A body of `null` is not an object (the reference: 400); a missing body reaches here
+    # as {} from every transport (DRF's empty body, MCP's omitted arguments, CLI flags).
+    if not isinstance(payload, Mapping):
+        raise InvalidInput("Request body must be a JSON object")
+    try:
+        return model.model_validate(dict(payload))
+    except ValidationError as exc:
+        raise InvalidInput(describe_validation_error(exc), field=first_field(exc)) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,14 +97,7 @@ class Operation:
         return [c for c in choices if isinstance(c, str)]
 
     def parse(self, payload: object) -> BaseModel:
-        # A body of `null` is not an object (the reference: 400); a missing body reaches here
-        # as {} from every transport (DRF's empty body, MCP's omitted arguments, CLI flags).
-        if not isinstance(payload, Mapping):
-            raise InvalidInput("Request body must be a JSON object")
-        try:
-            return self.input_model.model_validate(dict(payload))
-        except ValidationError as exc:
-            raise InvalidInput(describe_validation_error(exc), field=first_field(exc)) from None
+        return validated(self.input_model, payload)
 
     def call(self, payload: object, context: CallContext) -> BaseModel:
         return self.handler(self.parse(payload), context)

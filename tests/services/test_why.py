@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from graph.models import Entity
 from graph.ops.registry import OPERATIONS
 from tests.helpers import CTX, remember
+from tests.helpers import remember_commit as commit
+from tests.helpers import remember_in_session as in_session
 from tests.rest import assert_error, post_json
 
 pytestmark = pytest.mark.django_db
@@ -17,17 +18,6 @@ pytestmark = pytest.mark.django_db
 
 def why(**payload: Any) -> dict[str, Any]:
     return OPERATIONS["why"].run(payload, CTX)
-
-
-def commit(name: str, hash_: str, session: str | None = None) -> None:
-    remember(name, f"commit {hash_}", type="commit")
-    metadata = {"hash": hash_, **({"session_id": session} if session else {})}
-    Entity.objects.filter(name=name).update(metadata=metadata)
-
-
-def in_session(name: str, session: str) -> None:
-    remember(name, f"work in {session}", type="session_keypoint")
-    Entity.objects.filter(name=name).update(metadata={"session_id": session})
 
 
 def test_a_commit_is_joined_to_its_entity_and_session() -> None:
