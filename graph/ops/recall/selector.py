@@ -8,6 +8,8 @@ fusion, graph.search.scoring the formula):
    FTS5's best candidates by bm25 (filters applied in SQL, before the LIMIT).
 3. Vector side, when it can run (vector_side): the query's embedding (cached), its nearest
    neighbours in the live generation, and the exact similarity of every keyword candidate.
+   The neighbour search is skipped when the best keyword candidate already holds most of the
+   query (fusion.neighbours_needed): a memory sharing none of its words would not outrank it.
 4. Fuse the two into one relevance, rank with the bounded usage factors, keep `limit`,
    count an access for each one returned (batched: graph/ops/recall/access.py).
 No query lists recent memories (last write first) and counts no access: a listing is not a
@@ -17,6 +19,7 @@ match.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.utils import timezone
@@ -61,11 +64,12 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
     planned = plan_vector_side(data.query)
     scored = _keyword_candidates(data, terms, namespace, pool, now, planned.pending is not None)
     side: VectorSide = planned.resolve()
-    for hit, relative, weighed in scored:
-        keyword[hit.entity_id] = weighed if side.ran else relative
-        inputs[hit.entity_id] = hit
+    for candidate in scored:
+        keyword[candidate.hit.entity_id] = candidate.weighed if side.ran else candidate.relative
+        inputs[candidate.hit.entity_id] = candidate.hit
     similarity: dict[int, float] = {}
-    if side.ran:
+    best_coverage = scored[0].covered if scored else 0.0
+    if side.ran and fusion.neighbours_needed(best_coverage):
         assert side.generation is not None and side.query is not None
         # A filtered recall searches the vectors of its scope only: the nearest neighbours of
         # the whole database would mostly be dropped by the filter afterwards.
@@ -83,6 +87,8 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
             among=scope,
         ):
             similarity[entity_id] = sim
+    if side.ran:
+        assert side.generation is not None and side.query is not None
         missing = [i for i in keyword if i not in similarity]
         similarity.update(EntityVector.objects.similarities(side.generation, side.query, missing))
         semantic_only = [
@@ -138,6 +144,14 @@ def rank_fused(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class KeywordCandidate:
+    hit: KeywordHit
+    relative: float  # bm25 relative to the best candidate's
+    weighed: float  # for fusion: `relative` weighed by `covered` (fusion.keyword_score)
+    covered: float  # share of the query's information it holds (fusion.coverage)
+
+
 def _keyword_candidates(
     data: RecallInput,
     terms: list[str],
@@ -145,10 +159,10 @@ def _keyword_candidates(
     pool: int,
     now: datetime,
     for_fusion: bool,
-) -> list[tuple[KeywordHit, float, float]]:
-    """The best `pool` keyword candidates with their bm25 relative to the best one and, for
-    fusion, that score weighed by how much of the query each candidate covers (the best of a
-    weak lot must not count as strong evidence against a vector neighbour)."""
+) -> list[KeywordCandidate]:
+    """The best `pool` keyword candidates, best first, with their bm25 relative to the best one
+    and, for fusion, that score weighed by how much of the query each candidate covers (the
+    best of a weak lot must not count as strong evidence against a vector neighbour)."""
     doc_freqs = Entity.objects.term_doc_freqs(terms)
     total_rows = Entity.objects.indexed_row_count()
     if data.include_archived:
@@ -170,21 +184,16 @@ def _keyword_candidates(
     )
     relative = scoring.normalise_bm25([h.bm25 for h in hits])
     if not for_fusion:
-        return [(hit, rel, rel) for hit, rel in zip(hits, relative, strict=True)]
+        return [KeywordCandidate(h, rel, rel, 0.0) for h, rel in zip(hits, relative, strict=True)]
     idfs = {t: fusion.idf(doc_freqs[t], total_rows) for t in terms}
     doc_terms = Entity.objects.indexed_terms(
         [h.entity_id for h in hits], include_archived=data.include_archived
     )
-    return [
-        (
-            hit,
-            rel,
-            fusion.keyword_score(
-                rel, fusion.coverage(terms, doc_terms.get(hit.entity_id, set()), idfs)
-            ),
-        )
-        for hit, rel in zip(hits, relative, strict=True)
-    ]
+    out = []
+    for hit, rel in zip(hits, relative, strict=True):
+        covered = fusion.coverage(terms, doc_terms.get(hit.entity_id, set()), idfs)
+        out.append(KeywordCandidate(hit, rel, fusion.keyword_score(rel, covered), covered))
+    return out
 
 
 def _recent(data: RecallInput, namespace: str | None) -> RecallOutput:
