@@ -9,7 +9,8 @@ fusion, graph.search.scoring the formula):
 3. Vector side, when it can run (vector_side): the query's embedding (cached), its nearest
    neighbours in the live generation, and the exact similarity of every keyword candidate.
 4. Fuse the two into one relevance, rank with the bounded usage factors, keep `limit`,
-   count an access for each one returned (batched: graph/ops/recall/access.py).
+   count an access for each one returned, and note it as returned to the call's session
+   (batched: graph/ops/recall/access.py; graph/ops/feedback.py settles sessions).
 No query lists recent memories (last write first) and counts no access: a listing is not a
 match.
 """
@@ -102,7 +103,7 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
     ranked = rank_fused(fused, inputs)
     returned = ranked[: data.limit]
     ids = [r.entity_id for r in returned]
-    note_accesses(ids, now)
+    note_accesses(ids, now, session_id=data.session_id)
     by_id = {f.entity_id: f for f in fused}
     matches = {
         i: Match.model_construct(source=by_id[i].source, relevance=round(by_id[i].reported, 4))
