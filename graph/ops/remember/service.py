@@ -109,10 +109,11 @@ def entity_remember(
       needs one.
     - `project`: a string adds tag `project:<id>`; `false` adds none; omitted, a NEW entity
       gets `project` (the caller's current project from CallContext) when there is one.
-    - `count_citations` (the remember operation, on every transport; not the dreamer's or the
-      memory tool's writes, which copy text rather than cite): the `[mem:<id>]` handles in
-      the text this call stored (new observations, a title it set) count as hits for the
-      memories they name (graph/ops/feedback.py; once per `session_id`), never for this one.
+    - `count_citations` (the remember operation, on every transport; not `learn`, the
+      dreamer's or the memory tool's writes, which copy text rather than cite): the
+      `[mem:<id>]` handles in the text this call stored (new observations, a title it set)
+      count as hits for the memories they name (graph/ops/feedback.py; once per
+      `session_id`), never for this one.
       Reported in `cited`. Nothing is settled: a session is still running when it remembers.
     - `replace` on an existing entity: observations become exactly the incoming ones; the old
       list is appended to metadata.replaced_history as {at, observations} (plus the old
