@@ -12,11 +12,21 @@ Result contract (what agents and their hosts rely on):
   `{"success": false, "errorCode", "error"}` (plus `field` when one field is at fault), built
   by api/envelope.py, so the model can read and correct its call;
 - an unknown tool: a JSON-RPC protocol error (INVALID_PARAMS), as the MCP spec prescribes.
+
+Sessions for the feedback ledger (graph/ops/feedback.py), so that what recall returned to an
+agent and what the agent cited meet without it naming a session (a call's own `session_id`
+wins):
+- `memesh mcp`: the process is the session (`mcp:<random hex>`): a host starts one server
+  per agent session, and the SDK keeps no connection object across requests of the 2026
+  protocol.
+- /mcp: the `Mcp-Session-Id` a stateful server issued. A stateless server (several workers)
+  and the 2026 protocol's requests carry none, so there a call has no session of its own.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from functools import cache, partial
@@ -31,6 +41,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from api.envelope import Failure, failure_for
+from graph.ops.fields import MAX_SESSION_ID_CHARS
 from graph.ops.operation import CallContext, Operation
 from memesh_site import mcp_http
 
@@ -79,6 +90,17 @@ def client_source_host(ctx: ServerRequestContext[Any, Any]) -> str:
         # `initialize` came back in the session id (memesh_site/mcp_http.py).
         return sanitize_client_name(mcp_http.declared_client_name.get())
     return sanitize_client_name(params.client_info.name)
+
+
+def connection_session(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The feedback session of a streamable-HTTP request: its `Mcp-Session-Id`, which a
+    stateful server issued; None for one the stateless server minted (it names the client,
+    not a session: memesh_site/mcp_http.py) or a request without one (the 2026 protocol)."""
+    headers = getattr(ctx.request, "headers", None)
+    value = headers.get(mcp_http.SESSION_HEADER.decode()) if headers is not None else None
+    if not isinstance(value, str) or not value or value.startswith(mcp_http.SESSION_PREFIX):
+        return None
+    return f"mcp:{value}"[:MAX_SESSION_ID_CHARS]
 
 
 def error_result(failure: Failure) -> types.CallToolResult:
@@ -132,9 +154,14 @@ def _input_schema(name: str) -> dict[str, Any] | None:
     return tool.input_schema if tool is not None else None
 
 
-def build_server(*, project: str | None, ready: ReadyGate | None = None) -> Server[Any]:
+def build_server(
+    *, project: str | None, ready: ReadyGate | None = None, one_session: bool = False
+) -> Server[Any]:
     """The MCP server for one process. `project` is the session's bound project (the server's
-    working directory): where remember files a memory, learn a lesson, briefing reads."""
+    working directory): where remember files a memory, learn a lesson, briefing reads.
+    `one_session`: the whole process is one feedback session (stdio); otherwise each request
+    names its own (`connection_session`)."""
+    process_session = f"mcp:{secrets.token_hex(12)}" if one_session else None
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -148,7 +175,10 @@ def build_server(*, project: str | None, ready: ReadyGate | None = None) -> Serv
         if operation is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         context = CallContext(
-            source_host=client_source_host(ctx), project=project, guide_rules=True
+            source_host=client_source_host(ctx),
+            project=project,
+            guide_rules=True,
+            session_id=process_session or connection_session(ctx),
         )
         arguments = drop_nulls(params.arguments)
         try:

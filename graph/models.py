@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from graph.storage.entities import EntityManager
+from graph.storage.outcomes import OutcomeManager
 from graph.storage.vector_index import VectorManager
 
 DEFAULT_CONFIDENCE = 0.8
@@ -40,6 +41,8 @@ class Entity(models.Model):
     confidence = models.FloatField(default=DEFAULT_CONFIDENCE)
     access_count = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
+    # Recall effectiveness, for the impact factor (graph/search/scoring.py): citations and
+    # explicit feedback only, never reads (graph/ops/feedback.py counts them).
     recall_hits = models.PositiveIntegerField(default=0)
     recall_misses = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
@@ -135,6 +138,39 @@ class EntityVector(models.Model):
 
     def __str__(self) -> str:
         return f"g{self.generation}:{self.entity_id}"
+
+
+class Outcome(models.TextChoices):
+    RETURNED = "returned"  # a recall returned it to the session; no verdict yet
+    HIT = "hit"  # the session cited it (or reported it as a hit)
+    MISS = "miss"  # returned and not cited when the session's citations were recorded
+
+
+class SessionOutcome(models.Model):
+    """What one session made of one memory: the ledger that counts each memory at most once
+    per session in the entity's recall_hits / recall_misses (graph/ops/feedback.py has the
+    rule). Not a foreign key, like EntityVector: entities are archived, not deleted, and a
+    recall's batched flush must never fail on a row that went away."""
+
+    session_id = models.CharField(max_length=128)
+    entity_id = models.BigIntegerField()
+    outcome = models.CharField(max_length=8, choices=Outcome.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+    # The last change of outcome: rows untouched for access.OUTCOME_RETENTION are pruned.
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    objects = OutcomeManager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session_id", "entity_id"], name="outcome_unique_per_session"
+            )
+        ]
+        indexes = [models.Index(fields=["updated_at"], name="outcome_updated")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}:{self.entity_id}={self.outcome}"
 
 
 class MetaEntry(models.Model):

@@ -34,6 +34,7 @@ VALID_CALLS: list[tuple[str, dict[str, Any]]] = [
     ),
     ("remember", {"name": "mcp-note", "type": "note", "observations": ["a plain fact"]}),
     ("recall", {"query": "SQLite", "tag": None, "limit": None}),
+    ("feedback", {"text": "Kept SQLite, as decided [mem:1].", "hits": None, "session_id": None}),
     ("pin", {"name": "mcp-note"}),
     ("unpin", {"name": "mcp-note"}),
     ("task_state", {"goal": "ship the MCP server", "next": "write the docs"}),
@@ -55,6 +56,7 @@ VALID_CALLS: list[tuple[str, dict[str, Any]]] = [
 INVALID_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("remember", {"name": "n", "type": "note", "observations": ["ok", None]}),  # null in array
     ("recall", {"limit": "many"}),
+    ("feedback", {"hits": [1], "misses": [1]}),  # a memory is a hit or a miss
     ("forget", {}),
     ("learn", {"error": "missing its fix"}),
     ("task_state", {"goal": 5}),

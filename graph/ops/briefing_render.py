@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from graph.search.citations import handle
+
 # One limit for everything inside the fence (handoff, task state, memory lines, index); the
 # preamble and the fence itself are outside it, as repository facts are in the agent guide.
 BUDGET_CHARS = 4000
@@ -46,7 +48,7 @@ def clean(text: str, limit: int = MAX_SNIPPET_CHARS) -> str:
 def memory_line(type_: str, label: str, entity_id: int, suffix: str = "") -> str:
     """`- [type] title-or-snippet[ suffix] [mem:id]` — the one shape of a memory line."""
     tail = f" {suffix}" if suffix else ""
-    return f"- [{clean(type_, 40)}] {label}{tail} [mem:{entity_id}]"
+    return f"- [{clean(type_, 40)}] {label}{tail} {handle(entity_id)}"
 
 
 @dataclass

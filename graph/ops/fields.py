@@ -32,6 +32,7 @@ NOTE_TYPE = "note"
 DECISION_TYPE = "decision"
 DEFAULT_RECALL_LIMIT = 20
 MAX_RECALL_LIMIT = 100
+MAX_SESSION_ID_CHARS = 128
 
 NamespaceName = Literal["personal", "team", "global"]
 
@@ -108,6 +109,17 @@ TagName = Annotated[
 WhyText = Annotated[
     str, Field(min_length=1, max_length=MAX_WHY_CHARS), AfterValidator(stripped_not_blank)
 ]
+# A session is named by its caller (an agent host's session id, a UUID say): visible ASCII, no
+# spaces, so it can sit in a header, a log line or a command line as it is.
+SessionId = Annotated[
+    str, Field(min_length=1, max_length=MAX_SESSION_ID_CHARS, pattern=r"^[\x21-\x7e]+$")
+]
+SESSION_ID_HELP = (
+    "The session this call belongs to, so that a memory counts at most once per session as a "
+    "hit (cited) or a miss (returned by recall and not cited), for recall's impact factor. "
+    f"Visible ASCII, at most {MAX_SESSION_ID_CHARS} characters. Omitted: the MCP connection's "
+    "own session over MCP; none over REST and the CLI."
+)
 # One plain union validated by hand: a `str | Literal[False]` union reports its errors under
 # the branch names (`project.function-after[...]`) instead of `project`.
 ProjectValue = Annotated[str | bool | None, AfterValidator(_project_value)]

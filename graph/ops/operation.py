@@ -44,6 +44,14 @@ class CallContext:
     # The agent guide's rules for agent-facing transports (MCP): a new decision needs `why`.
     # Plain REST keeps the reference's contract, whose own example stores a decision without.
     guide_rules: bool = False
+    # The session a call belongs to when its input names none: an MCP connection's own
+    # (api/mcp_server.py); None on REST and the CLI, whose callers pass `session_id` instead.
+    # graph/ops/feedback.py counts a memory at most once per session as a hit or a miss.
+    session_id: str | None = None
+
+    def session(self, given: str | None) -> str | None:
+        """The session of a call: the one its input names, else the transport's."""
+        return given if given is not None else self.session_id
 
 
 @dataclass(frozen=True, slots=True)

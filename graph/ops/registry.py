@@ -10,6 +10,7 @@ from __future__ import annotations
 from graph.ops import (
     briefing,
     bundle,
+    feedback,
     forget,
     learn,
     patterns,
@@ -26,6 +27,7 @@ OPERATIONS: dict[str, Operation] = {
     for op in (
         remember.REMEMBER,
         recall.RECALL,
+        feedback.FEEDBACK,
         forget.FORGET,
         learn.LEARN,
         task_state.TASK_STATE,

@@ -1,5 +1,6 @@
 """Raw SQL reads and writes of the entity tables on the hot paths (recall's documents,
-remember's inserts, access counts): the ORM costs more than these queries take."""
+remember's inserts, access counts, recall-effectiveness counts): the ORM costs more than these
+queries take."""
 
 from __future__ import annotations
 
@@ -53,6 +54,16 @@ UPDATE graph_entity
 SET access_count = access_count + ?,
     last_accessed_at = CASE WHEN last_accessed_at IS NULL OR last_accessed_at < ? THEN ?
                             ELSE last_accessed_at END
+WHERE id = ?
+"""
+
+# Params: ids. Result: those of the ids that are entities (any status).
+_SQL_EXISTING_IDS = "SELECT id FROM graph_entity WHERE id IN ({ids})"
+# Params per row: hits to add, misses to add (negative when a miss became a hit), id. Leaves
+# updated_at and last_accessed_at alone: feedback is neither a write of content nor a read.
+_SQL_ADD_IMPACT = """
+UPDATE graph_entity
+SET recall_hits = recall_hits + ?, recall_misses = max(0, recall_misses + ?)
 WHERE id = ?
 """
 
@@ -162,6 +173,23 @@ class DocumentQueries(models.Manager):
             rows.append((n, at, at, entity_id))
         with cursor() as cur:
             cur.executemany(_SQL_ADD_ACCESSES, rows)
+
+    def existing_ids(self, entity_ids: Sequence[int]) -> set[int]:
+        """Those of these ids that are entities (active or archived)."""
+        ids = sorted(set(entity_ids))
+        if not ids:
+            return set()
+        with cursor() as cur:
+            cur.execute(_SQL_EXISTING_IDS.format(ids=placeholders(len(ids))), ids)
+            return {row[0] for row in cur.fetchall()}
+
+    def impact_add(self, deltas: dict[int, tuple[int, int]]) -> None:
+        """Add to recall_hits / recall_misses: id -> (hits, misses); misses may be negative
+        (a miss that a later citation in the same session turned into a hit)."""
+        rows = [(hits, misses, entity_id) for entity_id, (hits, misses) in deltas.items()]
+        if rows:
+            with cursor() as cur:
+                cur.executemany(_SQL_ADD_IMPACT, rows)
 
 
 @dataclass(slots=True)

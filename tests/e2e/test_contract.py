@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow  # three processes' worth of calls
 
 # The order the examples run in: writes the later reads can see, forget last.
 ORDER = [
-    "remember", "recall", "learn", "task_state", "briefing", "export", "import",
+    "remember", "recall", "feedback", "learn", "task_state", "briefing", "export", "import",
     "user_patterns", "pin", "unpin", "forget",
 ]  # fmt: skip
 CLI_COMMAND = {"task_state": "task", "user_patterns": "patterns"}

@@ -157,3 +157,36 @@ def test_a_handshake_clients_name_stamps_every_call_over_fresh_connections(
     for name in names:
         entity = httpx.get(f"{base}/v1/entities/{name}", timeout=30).json()["data"]
         assert entity["metadata"]["provenance"]["source_host"] == "spread-client"
+
+
+def test_a_stateful_session_is_a_feedback_session_and_a_stateless_one_is_not(
+    server: tuple[str, Path], request: pytest.FixtureRequest
+) -> None:
+    """One process: the Mcp-Session-Id the server issued ties recall to feedback, so what was
+    returned and not cited becomes a miss. Two (stateless): no session, so nothing settles."""
+    base, _ = server
+    stateful = request.node.callspec.params["server"] == 1
+    word = f"zebu{uuid.uuid4().hex[:8]}"
+
+    async def session() -> dict[str, Any]:
+        with anyio.fail_after(SESSION_DEADLINE):
+            async with Client(
+                f"{base}/mcp", mode="legacy", client_info=mcp_checks.client_info()
+            ) as client:
+                ids = []
+                for name in ("cited", "ignored"):
+                    stored = mcp_checks.json_object(
+                        await client.call_tool(
+                            "remember",
+                            {"name": f"{word}-{name}", "type": "note", "observations": [word]},
+                        )
+                    )
+                    ids.append(stored["entityId"])
+                await client.call_tool("recall", {"query": word})
+                result = await client.call_tool("feedback", {"text": f"used [mem:{ids[0]}]"})
+                return {"ids": ids, "feedback": mcp_checks.json_object(result)}
+
+    out = anyio.run(session)
+    cited, ignored = out["ids"]
+    assert out["feedback"]["hits"] == [cited]
+    assert out["feedback"]["misses"] == ([ignored] if stateful else [])

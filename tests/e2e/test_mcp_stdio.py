@@ -59,6 +59,44 @@ def test_modern_protocol_client_gets_the_same_tools(tmp_path: Path) -> None:
     anyio.run(session)
 
 
+def test_a_connection_is_a_session_that_feedback_settles(tmp_path: Path) -> None:
+    """What recall returned over one connection and that connection did not cite becomes a
+    miss when it sends feedback naming no session; another connection is another session."""
+    home = tmp_path / "home"
+
+    async def call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = await client.call_tool(name, arguments)
+        assert not result.is_error, mcp_checks.text_of(result)
+        return mcp_checks.json_object(result)
+
+    async def first() -> dict[str, Any]:
+        with anyio.fail_after(SESSION_DEADLINE):
+            async with Client(server_params(home), client_info=mcp_checks.client_info()) as client:
+                ids = {}
+                for name, text in (("a", "walrus notes"), ("b", "walrus tusks")):
+                    stored = await call(
+                        client, "remember", {"name": name, "type": "note", "observations": [text]}
+                    )
+                    ids[name] = stored["entityId"]
+                await call(client, "recall", {"query": "walrus"})
+                cited = {"text": f"Followed [mem:{ids['a']}]."}
+                return {**ids, "feedback": await call(client, "feedback", cited)}
+
+    async def second() -> dict[str, Any]:
+        with anyio.fail_after(SESSION_DEADLINE):
+            async with Client(server_params(home), client_info=mcp_checks.client_info()) as client:
+                return await call(client, "feedback", {})
+
+    settled = anyio.run(first)
+    assert settled["feedback"] == {
+        "hits": [settled["a"]],
+        "misses": [settled["b"]],
+        "unchanged": [],
+        "unknown": [],
+    }
+    assert anyio.run(second) == {"hits": [], "misses": [], "unchanged": [], "unknown": []}
+
+
 def test_stdout_carries_only_the_protocol(tmp_path: Path) -> None:
     requests: list[dict[str, Any]] = [
         {

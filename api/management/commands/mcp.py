@@ -89,6 +89,6 @@ async def serve_stdio(migrate: bool) -> None:
     from graph.project import project_id
 
     gate = MigrationGate(migrate)
-    server = build_server(project=project_id(), ready=gate.wait)
+    server = build_server(project=project_id(), ready=gate.wait, one_session=True)
     async with stdio_transport() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -40,9 +40,10 @@ class Command(OperationCommand):
         parser.add_argument(
             "--cross-project", action="store_true", help=op.field_help("cross_project")
         )
+        parser.add_argument("--session", dest="session_id", help=op.field_help("session_id"))
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
-        payload = given(options, "tag", "limit", "namespace")
+        payload = given(options, "tag", "limit", "namespace", "session_id")
         if options["query"]:
             payload["query"] = " ".join(options["query"])
         for flag in ("include_archived", "cross_project"):

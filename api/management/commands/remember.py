@@ -9,6 +9,7 @@ from django.core.management.base import CommandParser
 
 from api.cli import PROJECT_HELP, OperationCommand, given
 from graph.ops.remember import REMEMBER
+from graph.search.citations import handle
 
 
 class Command(OperationCommand):
@@ -34,12 +35,17 @@ class Command(OperationCommand):
         parser.add_argument("--replace", action="store_true", help="Rewrite the observations.")
         parser.add_argument("--why", help="The reason for a decision.")
         parser.add_argument("--project", help=PROJECT_HELP)
+        parser.add_argument(
+            "--session",
+            dest="session_id",
+            help="Session id: a memory this text cites as [mem:ID] counts once per session.",
+        )
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
         payload = given(
             options,
             "name", "type", "title", "observations", "tags", "namespace", "note", "why",
-            "project",
+            "project", "session_id",
         )  # fmt: skip
         if options["replace"]:
             payload["replace"] = True
@@ -54,6 +60,9 @@ class Command(OperationCommand):
         self.stdout.write(f"{verb}: {result['name']}")
         for name in result.get("superseded") or []:
             self.stdout.write(f"archived as superseded: {name}")
+        if result.get("cited"):
+            cited = ", ".join(handle(i) for i in result["cited"])
+            self.stdout.write(f"cited (counted as helpful): {cited}")
         errors = result.get("relationErrors") or []
         for error in errors:
             self.stderr.write(f"relation not created: {error}")

@@ -13,6 +13,9 @@ __all__ = ["RECALL", "RecallInput", "RecallOutput", "entity_recall"]
 
 
 def _recall(data: RecallInput, ctx: CallContext) -> RecallOutput:
+    session_id = ctx.session(data.session_id)
+    if session_id != data.session_id:
+        data = data.model_copy(update={"session_id": session_id})
     return entity_recall(data=data)
 
 

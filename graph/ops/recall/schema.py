@@ -11,8 +11,10 @@ from graph.ops.fields import (
     DEFAULT_RECALL_LIMIT,
     MAX_QUERY_CHARS,
     MAX_RECALL_LIMIT,
+    SESSION_ID_HELP,
     NamespaceName,
     Output,
+    SessionId,
     StrictInput,
     TagName,
 )
@@ -47,6 +49,13 @@ class RecallInput(StrictInput):
     cross_project: bool = Field(
         default=False,
         description="Lift project and namespace scoping and search every namespace.",
+    )
+    session_id: SessionId | None = Field(
+        default=None,
+        description=(
+            f"{SESSION_ID_HELP} A query's results are noted as returned to the session; "
+            "those it does not cite become misses when it records its citations (`feedback`)."
+        ),
     )
 
 

@@ -11,7 +11,8 @@ fusion, graph.search.scoring the formula):
    The neighbour search is skipped when the best keyword candidate already holds most of the
    query (fusion.neighbours_needed): a memory sharing none of its words would not outrank it.
 4. Fuse the two into one relevance, rank with the bounded usage factors, keep `limit`,
-   count an access for each one returned (batched: graph/ops/recall/access.py).
+   count an access for each one returned, and note it as returned to the call's session
+   (batched: graph/ops/recall/access.py; graph/ops/feedback.py settles sessions).
 No query lists recent memories (last write first) and counts no access: a listing is not a
 match.
 """
@@ -108,7 +109,7 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
     ranked = rank_fused(fused, inputs)
     returned = ranked[: data.limit]
     ids = [r.entity_id for r in returned]
-    note_accesses(ids, now)
+    note_accesses(ids, now, session_id=data.session_id)
     by_id = {f.entity_id: f for f in fused}
     matches = {
         i: Match.model_construct(source=by_id[i].source, relevance=round(by_id[i].reported, 4))

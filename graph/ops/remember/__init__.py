@@ -19,6 +19,8 @@ def _remember(data: RememberInput, ctx: CallContext) -> RememberOutput:
         source_host=ctx.source_host,
         project=ctx.project if ctx.guide_rules else None,
         require_why=ctx.guide_rules,
+        count_citations=True,
+        session_id=ctx.session(data.session_id),
     )
 
 

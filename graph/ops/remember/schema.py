@@ -14,11 +14,13 @@ from graph.ops.fields import (
     MAX_RELATIONS,
     MAX_TAGS,
     MAX_TITLE,
+    SESSION_ID_HELP,
     Name,
     NamespaceName,
     ObservationText,
     Output,
     ProjectValue,
+    SessionId,
     StrictInput,
     TagName,
     TypeName,
@@ -149,6 +151,13 @@ class RememberInput(StrictInput):
             "(CLI, bound MCP session); plain HTTP files it under none."
         ),
     )
+    session_id: SessionId | None = Field(
+        default=None,
+        description=(
+            f"{SESSION_ID_HELP} A `[mem:<id>]` handle in the text this call stores cites that "
+            "memory: it counts as a hit (not stored with the memory)."
+        ),
+    )
 
     @model_validator(mode="after")
     def _cross_field_rules(self) -> Self:
@@ -241,4 +250,12 @@ class RememberOutput(Output):
         default=None,
         exclude_if=lambda v: v is None,
         description="The project this call filed the memory under (its `project:<id>` tag).",
+    )
+    cited: list[int] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description=(
+            "Present when the text this call stored cites other memories as `[mem:<id>]`: "
+            "their ids, each counted as a hit (once per session)."
+        ),
     )

@@ -18,6 +18,7 @@ from django.utils import timezone
 from graph.errors import InvalidInput
 from graph.models import Entity, Namespace, Observation, Relation, Status, Tag
 from graph.ops.entity_view import RelationOutput
+from graph.ops.feedback import record_citations
 from graph.ops.fields import DECISION_TYPE, NOTE_TYPE, WHY_PREFIX, NamespaceName
 from graph.ops.remember.note import ParsedNote, parse_note
 from graph.ops.remember.schema import DerivedNote, RememberInput, RememberOutput
@@ -84,6 +85,8 @@ def entity_remember(
     source_host: str,
     project: str | None = None,
     require_why: bool = False,
+    count_citations: bool = False,
+    session_id: str | None = None,
 ) -> RememberOutput:
     """Store a memory, or append to the one with the same name (the reference's upsert).
 
@@ -106,6 +109,12 @@ def entity_remember(
       needs one.
     - `project`: a string adds tag `project:<id>`; `false` adds none; omitted, a NEW entity
       gets `project` (the caller's current project from CallContext) when there is one.
+    - `count_citations` (the remember operation, on every transport; not `learn`, the
+      dreamer's or the memory tool's writes, which copy text rather than cite): the
+      `[mem:<id>]` handles in the text this call stored (new observations, a title it set)
+      count as hits for the memories they name (graph/ops/feedback.py; once per
+      `session_id`), never for this one.
+      Reported in `cited`. Nothing is settled: a session is still running when it remembers.
     - `replace` on an existing entity: observations become exactly the incoming ones; the old
       list is appended to metadata.replaced_history as {at, observations} (plus the old
       `title`/`tags`/`type` when the call changed them). Passing `tags` rewrites the tags, the
@@ -215,6 +224,14 @@ def entity_remember(
         index_after_write([entity.pk])
 
     created_relations, relation_errors, superseded = _relate(entity, data, now)
+    cited = None
+    if count_citations:
+        title = incoming.title if created or "title" in fields else None
+        written = "\n".join([*([title] if title else []), *new_obs])
+        counted = record_citations(
+            written, session_id=session_id, settle=False, exclude={entity.pk}
+        )
+        cited = [*counted.hits, *counted.unchanged] or None
 
     return RememberOutput(
         stored=True,
@@ -237,6 +254,7 @@ def entity_remember(
         ),
         replacedHistoryCount=history_count,
         project=incoming.project,
+        cited=cited,
     )
 
 
