@@ -43,7 +43,18 @@ TOKEN_ENV = "MEMESH_CLI_TOKEN"
 # The commands worth forwarding: short, no progress bar, no terminal input, no file paths in
 # their arguments. Everything else (serve, mcp, import, export, reindex, ...) runs in process.
 FORWARDED = frozenset(
-    {"remember", "recall", "learn", "forget", "pin", "unpin", "briefing", "patterns"}
+    {
+        "remember",
+        "recall",
+        "learn",
+        "forget",
+        "pin",
+        "unpin",
+        "briefing",
+        "patterns",
+        "feedback",
+        "status",
+    }
 )
 HELP_ARGS: tuple[list[str], ...] = (["--help"], ["-h"], ["help"], [])
 # Connecting to a loopback port that nobody listens on fails at once; a server that accepts
