@@ -28,7 +28,7 @@ SAMPLES = [
     ("npm-token", "//registry/:_authToken=npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"),
     (
         "jwt",
-        "Authorization header eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+        "header eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
     ),
     ("url-password", "DATABASE_URL=postgres://admin:hunter2secret@db.internal:5432/app"),
     ("bearer-token", "curl -H 'Authorization: Bearer abcdef0123456789abcdef'"),
