@@ -360,29 +360,31 @@ class VectorManager(models.Manager):
         (entity id, similarity), best first.
 
         The candidates come from sqlite-vec on a process's first search, then from its copy of
-        the sign bits (graph.storage.vector_cache); the similarities are computed from the stored
-        floats, so a stale copy can only cost a candidate, never report a wrong score or a
-        deleted memory. A scope no larger than `coarse` is scored exactly, whole; a larger one
-        is searched among its own rows in the copy, or — on a first search, where sqlite-vec
-        cannot filter — among sqlite-vec's neighbours, fetched SCOPED_OVERFETCH times over.
+        the sign bits, cut to the best k by the copy's half-precision vectors
+        (graph.storage.vector_cache); the similarities are computed from the stored floats, so a
+        stale copy can only cost a candidate, never report a wrong score or a deleted memory. A
+        scope is searched among its own rows in the copy; on a first search a scope no larger
+        than `coarse` is scored exactly, whole, and a larger one among sqlite-vec's neighbours,
+        fetched SCOPED_OVERFETCH times over (sqlite-vec cannot filter).
         """
         import numpy as np
 
         from graph.storage.vector_cache import coarse_candidates
 
-        if among is not None and len(among) <= coarse:
+        scope = None if among is None else np.asarray(among, dtype=np.int64)
+        # With the copy, the coarse candidates are cut to the best `k` by half-precision cosine
+        # before the exact floats are read: reading 400 rows was most of a search's time.
+        copied = coarse_candidates(generation, token, query, coarse, scope, keep=k)
+        if copied is not None:
+            ids = copied
+        elif among is not None and len(among) <= coarse:
             ids = list(among)
+        elif among is None:
+            ids = self.coarse_neighbours(generation, query, coarse)
         else:
-            scope = None if among is None else np.asarray(among, dtype=np.int64)
-            copied = coarse_candidates(generation, token, query, coarse, scope)
-            if copied is not None:
-                ids = copied
-            elif among is None:
-                ids = self.coarse_neighbours(generation, query, coarse)
-            else:
-                allowed = set(among)
-                fetched = self.coarse_neighbours(generation, query, coarse * SCOPED_OVERFETCH)
-                ids = [i for i in fetched if i in allowed]
+            allowed = set(among)
+            fetched = self.coarse_neighbours(generation, query, coarse * SCOPED_OVERFETCH)
+            ids = [i for i in fetched if i in allowed]
         sims = self.similarities(generation, query, ids)
         best = sorted(sims.items(), key=lambda item: (-item[1], -item[0]))
         return best[:k]

@@ -140,3 +140,32 @@ def test_the_copy_follows_new_changed_and_archived_memories() -> None:
         gen.generation, embed(["bravo notes"])[0], k=5, coarse=5, token=gen.created_at
     )
     assert entity_id("b") not in [i for i, _ in near]
+
+
+def test_with_keep_the_copy_returns_the_best_by_cosine_best_first() -> None:
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa", "lambda"]
+    for n, word in enumerate(words):
+        remember(f"m{n}", f"{word} notes about {words[(n + 3) % len(words)]} and more")
+    vectors.embed_pending()
+    gen = live()
+    query = DeterministicEmbedder().embed(["alpha gamma notes"])[0]
+    stored = EntityVector.objects.floats(gen.generation, [entity_id(f"m{n}") for n in range(9)])
+    exact = sorted(stored, key=lambda i: -float(stored[i] @ query))
+
+    assert coarse_candidates(gen.generation, gen.created_at, query, 400, keep=3) is None
+    assert coarse_candidates(gen.generation, gen.created_at, query, 400, keep=3) == exact[:3]
+
+
+def test_a_re_embedded_memory_is_re_ranked_by_its_new_vector() -> None:
+    remember("a", "gamma notes")
+    remember("b", "beta notes")
+    vectors.embed_pending()
+    gen = live()
+    query = DeterministicEmbedder().embed(["gamma"])[0]
+    coarse_candidates(gen.generation, gen.created_at, query, 400, keep=1)  # the first search
+    assert coarse_candidates(gen.generation, gen.created_at, query, 400, keep=1) == [entity_id("a")]
+
+    remember("b", "gamma", replace=True)
+    vectors.embed_pending()
+
+    assert coarse_candidates(gen.generation, gen.created_at, query, 400, keep=1) == [entity_id("b")]
