@@ -37,6 +37,13 @@ def envint(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
 
 
+def envint_within(name: str, default: int, low: int, high: int) -> int:
+    value = envint(name, default)
+    if not low <= value <= high:
+        raise ImproperlyConfigured(f"{name}={value} is not between {low} and {high}")
+    return value
+
+
 def envstr(name: str, default: str) -> str:
     raw = os.environ.get(name)
     return default if raw is None or not raw.strip() else raw.strip()

@@ -18,6 +18,7 @@ from memesh_site.env import (
     envfloat_or_none,
     envint,
     envint_or_none,
+    envint_within,
     envpath,
     envsecret,
     envstr,
@@ -192,6 +193,10 @@ MEMESH_HTTP_PORT = envint("MEMESH_HTTP_PORT", 3737)
 MEMESH_HTTP_ALLOW_REMOTE = envbool("MEMESH_HTTP_ALLOW_REMOTE", False)
 MEMESH_HTTP_WORKERS = envint("MEMESH_HTTP_WORKERS", 2)
 MEMESH_WORKER = envbool("MEMESH_WORKER", True)
+# How much lower the background worker's CPU priority is than the server's (Unix nice
+# increment, 0-19): embedding is background work, and on a small machine it competes with the
+# requests a person or an agent is waiting for. 0 leaves it as started.
+MEMESH_WORKER_NICENESS = envint_within("MEMESH_WORKER_NICENESS", 10, 0, 19)
 MEMESH_REMOTE_TOKEN = envstr("MEMESH_REMOTE_TOKEN", "")
 MEMESH_RATE_LIMIT_PER_MINUTE = envfloat_or_none("MEMESH_RATE_LIMIT_PER_MINUTE")
 

@@ -176,6 +176,9 @@ def test_serve_runs_a_worker_child_that_exits_when_the_server_is_killed(
 
         # The child does the embedding for the server's writes.
         assert_embeds_a_write(base, home, log, "served-note", "seals bask")
+        # ... at a lower CPU priority than the server's (MEMESH_WORKER_NICENESS, default 10).
+        served_at = os.getpriority(os.PRIO_PROCESS, server.pid)
+        assert os.getpriority(os.PRIO_PROCESS, child) == min(19, served_at + 10)
 
         # Killed outright, the server cannot stop its child: the child's watchdog must.
         server.send_signal(signal.SIGKILL)

@@ -6,6 +6,8 @@ and its warnings are for debugging it: they appear at `--log-level debug` only.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import warnings
 from typing import Any
@@ -28,6 +30,15 @@ def broker_description() -> str:
     from kombu.utils.url import maybe_sanitize_url
 
     return f"broker {maybe_sanitize_url(url)}"
+
+
+def lower_priority(increment: int) -> None:
+    """Run this process `increment` nice levels below where it started (MEMESH_WORKER_NICENESS):
+    the embedding it does yields the CPU to requests, and takes all of it when none arrive."""
+    if increment and hasattr(os, "nice"):
+        # Not permitted here: the worker still runs, at its parent's priority.
+        with contextlib.suppress(OSError):
+            os.nice(increment)
 
 
 class Command(MemeshCommand):
@@ -55,6 +66,7 @@ class Command(MemeshCommand):
 
         if options["parent_pid"]:
             exit_with_parent(options["parent_pid"], graceful=False)
+        lower_priority(settings.MEMESH_WORKER_NICENESS)
 
         level: str = options["log_level"]
         concurrency: int = options["concurrency"]
