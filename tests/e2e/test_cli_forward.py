@@ -19,19 +19,19 @@ import pytest
 from memesh_site import cli_forward
 from tests.processes import ROOT, memesh, memesh_env, serving
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
 NO_DJANGO = {"DJANGO_SETTINGS_MODULE": "memesh_tests.no_such_settings"}
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("forward") / "home"
 
 
-@pytest.fixture
-def server(home: Path, tmp_path: Path) -> Iterator[str]:
-    with serving(home, tmp_path / "serve.log", "--no-worker", MEMESH_EMBEDDER="none") as base:
+@pytest.fixture(scope="module")
+def server(home: Path) -> Iterator[str]:
+    # One server for the module: a server start is seconds of a loaded machine's time.
+    log = home.parent / "serve.log"
+    with serving(home, log, "--no-worker", MEMESH_EMBEDDER="none") as base:
         yield base
 
 
@@ -110,12 +110,13 @@ def test_another_memesh_environment_is_not_answered_by_this_server(server: str, 
     assert cli_forward.forward(["recall", "x"], {**env, "MEMESH_DB_PATH": "/tmp/other.db"}) is None
 
 
-def test_without_a_running_server_commands_run_in_process(home: Path, tmp_path: Path) -> None:
-    with serving(home, tmp_path / "serve.log", "--no-worker", MEMESH_EMBEDDER="none"):
-        assert (home / cli_forward.RUNTIME_FILENAME).exists()
-    assert not (home / cli_forward.RUNTIME_FILENAME).exists()
-    assert cli_forward.forward(["recall", "x"], memesh_env(home, MEMESH_EMBEDDER="none")) is None
-    stored = cli(home, "remember", "--name", "alone", "--type", "note", "--obs", "o")
+def test_without_a_running_server_commands_run_in_process(tmp_path: Path) -> None:
+    alone = tmp_path / "alone"
+    with serving(alone, tmp_path / "serve.log", "--no-worker", MEMESH_EMBEDDER="none"):
+        assert (alone / cli_forward.RUNTIME_FILENAME).exists()
+    assert not (alone / cli_forward.RUNTIME_FILENAME).exists()
+    assert cli_forward.forward(["recall", "x"], memesh_env(alone, MEMESH_EMBEDDER="none")) is None
+    stored = cli(alone, "remember", "--name", "alone", "--type", "note", "--obs", "o")
     assert stored.returncode == 0, stored.stderr
 
 
