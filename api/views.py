@@ -27,8 +27,9 @@ from memesh_site.redact import redact
 logger = logging.getLogger(__name__)
 
 # The server's own project (its working directory), as the reference's server uses: what
-# `learn` files a lesson under when the request names no project.
-HTTP_CONTEXT = CallContext(source_host="http", project=project_id())
+# `learn` files a lesson under when the request names no project. It binds no read: a REST
+# read names its `project` (or a `project:` tag) or searches every project.
+HTTP_CONTEXT = CallContext(source_host="http", project=project_id(), binds_reads=False)
 
 
 def success_response(data_json: str) -> HttpResponse:

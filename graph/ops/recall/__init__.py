@@ -8,19 +8,25 @@ from __future__ import annotations
 from graph.ops.operation import READ_ONLY, CallContext, Operation
 from graph.ops.recall.schema import RecallInput, RecallOutput
 from graph.ops.recall.selector import entity_recall
+from graph.ops.scope import read_scope
 
 __all__ = ["RECALL", "RecallInput", "RecallOutput", "entity_recall"]
 
 
 def _recall(data: RecallInput, ctx: CallContext) -> RecallOutput:
-    return entity_recall(data=data)
+    scope = read_scope(
+        project=data.project, tag=data.tag, cross_project=data.cross_project, ctx=ctx
+    )
+    return entity_recall(data=data, scope=scope)
 
 
 RECALL = Operation(
     name="recall",
     summary=(
         "Search stored knowledge: terms are OR-ed and ranked by relevance, then by recency, "
-        "use, confidence and impact. Call with no query to list recent memories."
+        "use, confidence and impact. Call with no query to list recent memories. Searches "
+        "the bound project's memories, those with no project and global ones (`scope` says "
+        "which); `cross_project: true` searches every project."
     ),
     input_model=RecallInput,
     output_model=RecallOutput,
