@@ -32,6 +32,9 @@ logger = logging.getLogger(__name__)
 HTTP_CONTEXT = CallContext(source_host="http", project=project_id(), binds_reads=False)
 
 
+QUERY_BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
+
+
 def success_response(data_json: str) -> HttpResponse:
     """The success envelope around an operation's JSON, as it came from pydantic."""
     return HttpResponse(envelope.ok_json(data_json), content_type="application/json")
@@ -56,10 +59,19 @@ class QueryOperationView(APIView):
             if getattr(field.annotation, "__origin__", None) is list
             or "list[" in str(field.annotation)
         }
+        bool_fields = {
+            name
+            for name, field in self.operation.input_model.model_fields.items()
+            if field.annotation is bool
+        }
         payload: dict[str, Any] = {}
         for key, value in request.query_params.items():
             if key in list_fields:
                 payload[key] = [v.strip() for v in value.split(",") if v.strip()]
+            elif key in bool_fields and value.lower() in QUERY_BOOLEANS:
+                # `?cross_project=true`: a query string has no booleans; anything else is
+                # left as text for the schema to refuse.
+                payload[key] = QUERY_BOOLEANS[value.lower()]
             else:
                 payload[key] = value
         try:

@@ -78,14 +78,27 @@ class ReadScope:
 
     def output(self) -> ScopeOutput:
         wide = not self.only_project
-        return ScopeOutput.model_validate(
-            {
-                "project": self.project,
-                "all_projects": self.all_projects,
-                "no_project": wide,
-                "global": wide,
-            }
+        return scope_output(
+            project=self.project, all_projects=self.all_projects, no_project=wide, global_=wide
         )
+
+
+def scope_output(
+    *, project: str | None, all_projects: bool, no_project: bool, global_: bool
+) -> ScopeOutput:
+    """A ScopeOutput (its `global` field is a Python keyword, hence the alias)."""
+    return ScopeOutput.model_validate(
+        {
+            "project": project,
+            "all_projects": all_projects,
+            "no_project": no_project,
+            "global": global_,
+        }
+    )
+
+
+# The scope of a read that no transport binds (a direct call of a selector): every project.
+UNBOUND = ReadScope(None, all_projects=True)
 
 
 def read_scope(

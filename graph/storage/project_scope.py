@@ -9,8 +9,10 @@ briefing, user_patterns and export (`project_scope_condition`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import BooleanField
-from django.db.models.expressions import RawSQL
+from django.db.models.expressions import Expression
 
 from graph.project_tags import PROJECT_TAG_PREFIX, project_tag
 
@@ -42,8 +44,24 @@ def project_scope_sql(project: str, alias: str = "e") -> tuple[str, list[object]
     return _SQL_PROJECT_SCOPE.format(e=alias), _params(project)
 
 
-def project_scope_condition(project: str) -> RawSQL:
-    """The same condition as an ORM expression, for `Entity.objects.filter(...)` (the entity
-    table is the query's base table, so it is named by its own name)."""
-    sql = _SQL_PROJECT_SCOPE.format(e='"graph_entity"').removeprefix(" AND ")
-    return RawSQL(sql, _params(project), output_field=BooleanField())
+class ProjectScopeCondition(Expression):
+    """The same condition as an ORM expression, for `Entity.objects.filter(...)`: it names
+    the entity table by the alias the query being compiled gives it (a subquery's `U0`)."""
+
+    output_field = BooleanField()
+    conditional = True
+
+    def __init__(self, project: str) -> None:
+        super().__init__()
+        self.project = project
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[str | int]]:
+        alias = connection.ops.quote_name(compiler.query.get_initial_alias())
+        sql = _SQL_PROJECT_SCOPE.format(e=alias).removeprefix(" AND ")
+        # Django's SQL uses %s placeholders (its SQLite cursor turns them into ?).
+        return sql.replace("?", "%s"), [str(p) for p in _params(self.project)]
+
+
+def project_scope_condition(project: str) -> ProjectScopeCondition:
+    """`project`'s scope as a filter on a query of entities."""
+    return ProjectScopeCondition(project)

@@ -30,7 +30,7 @@ from graph.ops.entity_view import Match, entity_outputs
 from graph.ops.recall.access import note_accesses
 from graph.ops.recall.schema import RecallInput, RecallOutput, Retrieval
 from graph.ops.recall.vector_side import VectorSide, plan_vector_side
-from graph.ops.scope import ReadScope, ScopeOutput
+from graph.ops.scope import UNBOUND, ReadScope, ScopeOutput
 from graph.project_tags import is_project_tag
 from graph.search import fusion, scoring, text
 from graph.storage.documents import EntityDocument
@@ -44,8 +44,6 @@ MIN_CANDIDATES = 40
 # vectors of 4,000 bench memories (200 kept 94 %).
 COARSE_CANDIDATES = 400
 RELATION_CONTRADICTS = "contradicts"
-# A read no transport binds: every project (what a direct caller of entity_recall gets).
-UNBOUND = ReadScope(None, all_projects=True)
 
 
 def recall_filters(data: RecallInput, scope: ReadScope) -> EntityFilters:

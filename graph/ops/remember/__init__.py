@@ -19,6 +19,7 @@ def _remember(data: RememberInput, ctx: CallContext) -> RememberOutput:
         source_host=ctx.source_host,
         project=ctx.project if ctx.guide_rules else None,
         require_why=ctx.guide_rules,
+        keep_projects_apart=ctx.guide_rules,
     )
 
 
