@@ -301,12 +301,12 @@ LEARN = Operation(
             "root_cause": "API response can be null on timeout",
             "prevention": "Always validate API responses before accessing nested properties",
             "severity": "major",
-            "project": "myproject",
+            "project": "myapp",
         },
         {
             "error": "Tests fail with SIGSEGV in native module",
             "fix": "Changed vitest pool from threads to forks",
-            "project": "myproject",
+            "project": "myapp",
         },
     ],
     rest=True,  # POST /v1/learn
