@@ -380,7 +380,9 @@ USER_PATTERNS = Operation(
     summary=(
         "Analyze the user's work patterns from existing memory: work schedule (peak "
         "hours/days), tool preferences, focus areas, workflow metrics, knowledge strengths "
-        "and learning areas. Use at session start for context about the user."
+        "and learning areas, from the bound project's memories, those with no project and "
+        "global ones (`cross_project: true`: every project's). Use at session start for "
+        "context about the user."
     ),
     input_model=UserPatternsInput,
     output_model=UserPatternsOutput,

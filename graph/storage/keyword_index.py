@@ -412,10 +412,12 @@ class KeywordIndexQueries(models.Manager):
         """Ids of the active entities these filters keep: the vector side searches among them
         so that a filtered recall's neighbours are not spent on memories the filter drops.
 
-        Listing a wide scope scans the entity table (a project's scope: ~3 ms at 10k
-        memories), so each thread keeps its last answers until anything is committed to the
-        database (graph.storage.cursor.change_token): a server answering recalls between
-        writes lists a scope once."""
+        Listing a wide scope scans the entity table with index probes per row (a project's
+        scope: ~10 ms at 10k memories on the shared 2-core machine, docs/recall.md), so each
+        thread keeps its last answers until anything is committed to the database
+        (graph.storage.cursor.change_token): a server answering recalls between writes lists
+        a scope once. The list returned is the caller's to keep.
+        """
         filters = EntityFilters(namespace, tag, project)
         token = change_token()
         kept = _scoped_ids_kept()
@@ -428,7 +430,7 @@ class KeywordIndexQueries(models.Manager):
         if token is not None:
             if kept.token != token or len(kept.ids) >= _SCOPED_IDS_KEPT:
                 kept.token, kept.ids = token, {}
-            kept.ids[filters] = ids
+            kept.ids[filters] = tuple(ids)
         return ids
 
 
@@ -446,7 +448,7 @@ class _KeptScopes:
     """One thread's last scoped_ids answers and the change token they were read under."""
 
     token: tuple[object, int, int] | None = None
-    ids: dict[EntityFilters, list[int]] = field(default_factory=dict)
+    ids: dict[EntityFilters, tuple[int, ...]] = field(default_factory=dict)
 
 
 _SCOPED_IDS_KEPT = 16  # scopes kept per thread (one per project recalled, mostly)

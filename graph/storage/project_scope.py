@@ -24,8 +24,9 @@ _PREFIX_END = PROJECT_TAG_PREFIX[:-1] + chr(ord(PROJECT_TAG_PREFIX[-1]) + 1)
 
 # Condition on the entity row aliased {e}, appended after a WHERE on it. Params: the start
 # and the end of the `project:` tag range; the project's tag; the global namespace. The two
-# index probes come before the namespace: reading the column loads the entity's row, and
-# measured on 10k bench memories (80 % filed under a project) that order cost a third less.
+# index probes come before the namespace: reading the column loads the entity's row. On 10k
+# bench memories (80 % filed under a project) that order made the filtered MATCH ~40 % faster
+# for one-word queries and a few percent for longer ones.
 _SQL_PROJECT_SCOPE = (
     " AND (NOT EXISTS (SELECT 1 FROM graph_tag AS pt WHERE pt.entity_id = {e}.id"
     " AND pt.name >= ? AND pt.name < ?)"

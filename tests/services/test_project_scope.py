@@ -210,7 +210,7 @@ def test_scoped_ids_are_listed_again_after_any_write() -> None:
     remember("a", "one", tags=[f"project:{ALPHA}"])
     first = Entity.objects.scoped_ids(project=ALPHA)
     assert keyword_index._scoped_ids_kept().ids == {
-        keyword_index.EntityFilters(project=ALPHA): first
+        keyword_index.EntityFilters(project=ALPHA): tuple(first)
     }
     assert first == Entity.objects.scoped_ids(project=ALPHA)
     remember("loose", "no project")
