@@ -134,7 +134,9 @@ def _input_schema(name: str) -> dict[str, Any] | None:
 
 def build_server(*, project: str | None, ready: ReadyGate | None = None) -> Server[Any]:
     """The MCP server for one process. `project` is the session's bound project (the server's
-    working directory): where remember files a memory, learn a lesson, briefing reads."""
+    working directory): where remember files a memory and learn a lesson, whose scope recall,
+    briefing, user_patterns and export read (graph/ops/scope.py), and whose sessions may not
+    write to another project's memory by name (the agent guide's rules, `guide_rules`)."""
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
