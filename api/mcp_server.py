@@ -158,7 +158,9 @@ def build_server(
     *, project: str | None, ready: ReadyGate | None = None, one_session: bool = False
 ) -> Server[Any]:
     """The MCP server for one process. `project` is the session's bound project (the server's
-    working directory): where remember files a memory, learn a lesson, briefing reads.
+    working directory): where remember files a memory and learn a lesson, whose scope recall,
+    briefing, user_patterns and export read (graph/ops/scope.py), and whose sessions may not
+    write to another project's memory by name (the agent guide's rules, `guide_rules`).
     `one_session`: the whole process is one feedback session (stdio); otherwise each request
     names its own (`connection_session`)."""
     process_session = f"mcp:{secrets.token_hex(12)}" if one_session else None

@@ -28,8 +28,12 @@ from memesh_site.redact import redact
 logger = logging.getLogger(__name__)
 
 # The server's own project (its working directory), as the reference's server uses: what
-# `learn` files a lesson under when the request names no project.
-HTTP_CONTEXT = CallContext(source_host="http", project=project_id())
+# `learn` files a lesson under when the request names no project. It binds no read: a REST
+# read names its `project` (or a `project:` tag) or searches every project.
+HTTP_CONTEXT = CallContext(source_host="http", project=project_id(), binds_reads=False)
+
+
+QUERY_BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
 
 
 def success_response(data_json: str) -> HttpResponse:
@@ -56,10 +60,19 @@ class QueryOperationView(APIView):
             if getattr(field.annotation, "__origin__", None) is list
             or "list[" in str(field.annotation)
         }
+        bool_fields = {
+            name
+            for name, field in self.operation.input_model.model_fields.items()
+            if field.annotation is bool
+        }
         payload: dict[str, Any] = {}
         for key, value in request.query_params.items():
             if key in list_fields:
                 payload[key] = [v.strip() for v in value.split(",") if v.strip()]
+            elif key in bool_fields and value.lower() in QUERY_BOOLEANS:
+                # `?cross_project=true`: a query string has no booleans; anything else is
+                # left as text for the schema to refuse.
+                payload[key] = QUERY_BOOLEANS[value.lower()]
             else:
                 payload[key] = value
         try:

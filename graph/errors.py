@@ -40,6 +40,15 @@ class OperationFailed(MemeshError):
     http_status = 400
 
 
+class NameInOtherProject(MemeshError):
+    """An agent's write names a memory filed under another project. The agent guide: over
+    MCP such a name is refused rather than shared, so one project's session never appends to
+    (or rewrites) another project's memory; the agent picks another name."""
+
+    error_code = "resource.name-in-other-project"
+    http_status = 409
+
+
 class LLMNotConfigured(MemeshError):
     """The operation needs an LLM provider and none is configured."""
 

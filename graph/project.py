@@ -22,6 +22,9 @@ from pathlib import Path
 # git@host:owner/repo.git and file paths; keeps the last two segments.
 _SLUG = re.compile(r"([^/:\\]+)[/:\\]([^/:\\]+?)(?:\.git)?/*$")
 _SAFE = re.compile(r"[^a-z0-9._/-]+")
+HASH_CHARS = 8
+# The short hash a folder outside any repository gets after its name (rule 3 above).
+_HASHED = re.compile(rf"^(.+)-[0-9a-f]{{{HASH_CHARS}}}$")
 
 
 def _git_dir(start: Path) -> tuple[Path, Path] | None:
@@ -75,10 +78,19 @@ def project_id(directory: str | os.PathLike[str] | None = None) -> str:
         if slug:
             return slug
         return _SAFE.sub("-", top.name.lower()).strip("-") or "root"
-    digest = hashlib.sha256(str(start).encode()).hexdigest()[:8]
+    digest = hashlib.sha256(str(start).encode()).hexdigest()[:HASH_CHARS]
     name = _SAFE.sub("-", start.name.lower()).strip("-") or "root"
     return f"{name}-{digest}"
 
 
 def project_tag(project: str) -> str:
     return f"project:{project}"
+
+
+def plain_name(project: str) -> str:
+    """The readable name of a project id, as a person (or an agent) shortens it: `repo` of
+    `owner/repo`, `app` of `app-1a2b3c4d`. An id that is already its own name is returned as
+    it is."""
+    name = project.rstrip("/").rsplit("/", 1)[-1] or project
+    hashed = _HASHED.match(name)
+    return hashed.group(1) if hashed and "/" not in project else name

@@ -1,5 +1,7 @@
 """Reads behind `view`: what the root, a namespace and a file show. Only active entities are
-visible to the tool (a deleted file is an archived entity, restorable by its owner)."""
+visible to the tool (a deleted file is an archived entity, restorable by its owner), and, when
+the application binds the tool to a project, only those in that project's scope
+(graph/ops/scope.py): another project's memory is a file that does not exist."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from dataclasses import dataclass
 from graph.errors import NotFound
 from graph.memory_tool.paths import NAMESPACES, MemoryFile
 from graph.models import Entity, Observation, Status, Tag
+from graph.ops.scope import UNBOUND, ReadScope
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,11 +22,11 @@ class FileEntry:
     tags: list[str]
 
 
-def memory_file_entity(file: MemoryFile) -> Entity:
-    """The active entity at exactly this address (the same name in another namespace is not
-    it), or `NotFound`."""
-    entity = Entity.objects.filter(
-        name=file.name, namespace=file.namespace, status=Status.ACTIVE
+def memory_file_entity(file: MemoryFile, scope: ReadScope = UNBOUND) -> Entity:
+    """The active entity in `scope` at exactly this address (the same name in another
+    namespace is not it), or `NotFound`."""
+    entity = scope.apply(
+        Entity.objects.filter(name=file.name, namespace=file.namespace, status=Status.ACTIVE)
     ).first()
     if entity is None:
         raise NotFound(f"The path {file} does not exist")
@@ -35,18 +38,22 @@ def memory_file_observations(entity: Entity) -> list[Observation]:
     return list(Observation.objects.filter(entity=entity).order_by("id"))
 
 
-def memory_namespace_counts() -> dict[str, int]:
-    """Active entities per namespace, every namespace present."""
+def memory_namespace_counts(scope: ReadScope = UNBOUND) -> dict[str, int]:
+    """Active entities in `scope` per namespace, every namespace present."""
     counts = dict.fromkeys(NAMESPACES, 0)
-    for ns in Entity.objects.filter(status=Status.ACTIVE).values_list("namespace", flat=True):
+    active = scope.apply(Entity.objects.filter(status=Status.ACTIVE))
+    for ns in active.values_list("namespace", flat=True):
         counts[ns] = counts.get(ns, 0) + 1
     return counts
 
 
-def memory_namespace_list(namespace: str) -> list[FileEntry]:
-    """The namespace's active entities by name, with type and tags (in tag order)."""
+def memory_namespace_list(namespace: str, scope: ReadScope = UNBOUND) -> list[FileEntry]:
+    """The namespace's active entities in `scope` by name, with type and tags (in tag
+    order)."""
     entities = list(
-        Entity.objects.filter(namespace=namespace, status=Status.ACTIVE).order_by("name")
+        scope.apply(Entity.objects.filter(namespace=namespace, status=Status.ACTIVE)).order_by(
+            "name"
+        )
     )
     tags: dict[int, list[str]] = {}
     for entity_id, tag in Tag.objects.filter(entity__in=entities).values_list("entity_id", "name"):

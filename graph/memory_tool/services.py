@@ -11,6 +11,10 @@ confidence step — a rewrite is not corroboration — and not blocked by the de
 `str_replace`, and `rename`. None of them stores an observation the entity already holds
 (DESIGN §4 item 4).
 
+Bound to a project (graph/ops/scope.py), the tool sees only that project's scope: a file of
+another project does not exist for it (and so cannot be edited, deleted or renamed), a create
+onto such a name is refused, and a new file is filed under the project.
+
 Refusals are raised (graph.errors) before the first write.
 """
 
@@ -32,6 +36,7 @@ from graph.ops.fields import NOTE_TYPE
 from graph.ops.forget import ForgetInput, entity_forget
 from graph.ops.remember.schema import RememberInput
 from graph.ops.remember.service import dedupe, entity_remember
+from graph.ops.scope import UNBOUND, ReadScope
 from graph.ops.writes import index_after_write
 from graph.search.text import normalize_observation
 
@@ -62,12 +67,16 @@ def _touch(entity: Entity, now: datetime, *fields: str) -> None:
 
 
 @transaction.atomic
-def memory_file_create(*, file: MemoryFile, lines: Sequence[str]) -> FileWritten:
+def memory_file_create(
+    *, file: MemoryFile, lines: Sequence[str], scope: ReadScope = UNBOUND
+) -> FileWritten:
     """Create the entity at `file` with these observations, or overwrite its observations.
 
     The name is unique across namespaces, so one taken in another namespace (archived or not)
     is refused: writing anyway would write to, or move, the memory at a different address.
-    An archived entity at this address comes back. Tags, type and title are kept.
+    So is one held by a memory outside `scope` (another project's). An archived entity at
+    this address comes back. Tags, type and title are kept; a new entity is filed under the
+    scope's project.
     """
     other = Entity.objects.filter(name=file.name).exclude(namespace=file.namespace).first()
     if other is not None:
@@ -75,10 +84,17 @@ def memory_file_create(*, file: MemoryFile, lines: Sequence[str]) -> FileWritten
             f"Cannot create {file}: the name is already taken in namespace {other.namespace!r}"
         )
     entity = Entity.objects.filter(name=file.name).first()
+    if entity is not None and not scope.apply(Entity.objects.filter(pk=entity.pk)).exists():
+        raise OperationFailed(f"Cannot create {file}: the name is taken by another project")
     created = entity is None or entity.status != Status.ACTIVE
     if entity is None:
         out = entity_remember(
-            data=RememberInput(name=file.name, type=NOTE_TYPE, namespace=file.namespace),
+            data=RememberInput(
+                name=file.name,
+                type=NOTE_TYPE,
+                namespace=file.namespace,
+                project=scope.storage_project,
+            ),
             source_host=SOURCE_HOST,
         )
         entity = Entity.objects.get(pk=out.entityId)
@@ -92,13 +108,15 @@ def memory_file_create(*, file: MemoryFile, lines: Sequence[str]) -> FileWritten
 
 
 @transaction.atomic
-def memory_file_insert(*, file: MemoryFile, insert_line: int, text: str) -> bool:
+def memory_file_insert(
+    *, file: MemoryFile, insert_line: int, text: str, scope: ReadScope = UNBOUND
+) -> bool:
     """Add `text` as an observation after the memory owning line `insert_line` (0 prepends).
 
     Appended by `entity_remember`, then moved into place. False when the entity already holds
     it (ignoring whitespace): nothing changes then.
     """
-    entity = memory_file_entity(file)
+    entity = memory_file_entity(file, scope)
     obs = memory_file_observations(entity)
     position = insert_position([o.text for o in obs], insert_line, str(file))
     out = entity_remember(
@@ -114,11 +132,13 @@ def memory_file_insert(*, file: MemoryFile, insert_line: int, text: str) -> bool
 
 
 @transaction.atomic
-def memory_file_str_replace(*, file: MemoryFile, old_str: str, new_str: str) -> int:
+def memory_file_str_replace(
+    *, file: MemoryFile, old_str: str, new_str: str, scope: ReadScope = UNBOUND
+) -> int:
     """Replace the one occurrence of `old_str` in the file with `new_str`; returns the line the
     edit began on. Untouched observations keep their rows; an edited observation that now
     equals another one of the entity is merged into it."""
-    entity = memory_file_entity(file)
+    entity = memory_file_entity(file, scope)
     obs = memory_file_observations(entity)
     splice = plan_str_replace([o.text for o in obs], old_str, new_str, str(file))
     changed = obs[splice.start : splice.stop]
@@ -142,19 +162,19 @@ def memory_file_str_replace(*, file: MemoryFile, old_str: str, new_str: str) -> 
 
 
 @transaction.atomic
-def memory_file_delete(*, file: MemoryFile) -> None:
+def memory_file_delete(*, file: MemoryFile, scope: ReadScope = UNBOUND) -> None:
     """Archive the entity at `file` (`entity_forget`): a model asked, not the person whose
     memory it is, so it stays restorable."""
-    entity = memory_file_entity(file)
+    entity = memory_file_entity(file, scope)
     entity_forget(data=ForgetInput(name=entity.name))
 
 
 @transaction.atomic
-def memory_file_rename(*, old: MemoryFile, new: MemoryFile) -> None:
+def memory_file_rename(*, old: MemoryFile, new: MemoryFile, scope: ReadScope = UNBOUND) -> None:
     """Rename the entity at `old` to `new` (a different namespace moves it, recording
     metadata.previous_namespace) and reindex it under the new name. A name held by any other
     entity, archived included, is refused: names are unique database-wide."""
-    entity = memory_file_entity(old)
+    entity = memory_file_entity(old, scope)
     if old == new:
         raise OperationFailed(f"{old} and new_path are the same")
     holder = Entity.objects.filter(name=new.name).exclude(pk=entity.pk).first()

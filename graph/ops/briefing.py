@@ -43,6 +43,7 @@ from graph.ops.briefing_render import (
 )
 from graph.ops.fields import Output, StrictInput
 from graph.ops.operation import READ_ONLY, CallContext, Operation
+from graph.ops.scope import ScopeOutput, scope_output
 from graph.ops.task_state import STALE_AFTER, read_task_state, task_state_time
 from graph.project_tags import (
     MAX_PROJECT_CHARS,
@@ -144,6 +145,17 @@ class BriefingOutput(Output):
         ),
     )
     level: Level = Field(description="The level rendered.")
+    scope: ScopeOutput = Field(
+        description=(
+            "Which memories the level draws on: the project's and those with no project; "
+            "`full` adds other projects' and global ones."
+        )
+    )
+
+
+def briefing_scope(project: str | None, level: Level) -> ScopeOutput:
+    full = level == "full"
+    return scope_output(project=project, all_projects=full, no_project=True, global_=full)
 
 
 # --- trust and selection --------------------------------------------------------------------
@@ -397,15 +409,11 @@ def build_briefing(
         if not any(section.lines for section in project_sections):
             # The reference: "text is empty when the project has no injectable memories yet" —
             # memories from elsewhere do not make an empty project look briefed.
-            return BriefingOutput(
-                project=project, text="", entityCount=0, hasTaskState=False, level=level
-            )
+            return _empty(project, level)
     shared = _shared_sections(project, level, skip)
     sections = [*project_sections, *shared]
     if not any(section.lines for section in sections):
-        return BriefingOutput(
-            project=project, text="", entityCount=0, hasTaskState=False, level=level
-        )
+        return _empty(project, level)
     head = [f"Project: {clean(project, 200)}"] if project is not None else []
     rendered = fit(sections, head=head)
     # Fresh fields can still be cut by the budget in a crowded block: report what is shown.
@@ -418,6 +426,18 @@ def build_briefing(
         entityCount=rendered.memory_lines,
         hasTaskState=shown_fresh,
         level=level,
+        scope=briefing_scope(project, level),
+    )
+
+
+def _empty(project: str | None, level: Level) -> BriefingOutput:
+    return BriefingOutput(
+        project=project,
+        text="",
+        entityCount=0,
+        hasTaskState=False,
+        level=level,
+        scope=briefing_scope(project, level),
     )
 
 
@@ -492,7 +512,7 @@ def configured_level() -> Level:
 
 
 def _handler(data: BriefingInput, ctx: CallContext) -> BriefingOutput:
-    return build_briefing(data.project or ctx.project, data.level or configured_level())
+    return build_briefing(data.project or ctx.read_project, data.level or configured_level())
 
 
 BRIEFING = Operation(

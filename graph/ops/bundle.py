@@ -5,10 +5,14 @@ from __future__ import annotations
 from graph.ops.bundle_export import ExportInput, ExportOutput, bundle_export
 from graph.ops.bundle_import import ImportInput, ImportOutput, bundle_entries_of, bundle_import
 from graph.ops.operation import READ_ONLY, CallContext, Operation, ToolHints
+from graph.ops.scope import read_scope
 
 
 def _export(data: ExportInput, ctx: CallContext) -> ExportOutput:
-    return bundle_export(data=data)
+    scope = read_scope(
+        project=data.project, tag=data.tag, cross_project=data.cross_project, ctx=ctx
+    )
+    return bundle_export(data=data, scope=scope)
 
 
 def _import(data: ImportInput, ctx: CallContext) -> ImportOutput:
@@ -25,7 +29,9 @@ EXPORT = Operation(
     name="export",
     summary=(
         "Export active memories to a portable JSON bundle (backup, sharing, migrating "
-        "machines), optionally one namespace or one tag."
+        "machines), optionally one namespace or one tag: the bound project's, those with no "
+        "project and global ones (`scope` says which), or every project's with "
+        "`cross_project: true`."
     ),
     input_model=ExportInput,
     output_model=ExportOutput,

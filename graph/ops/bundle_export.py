@@ -1,8 +1,11 @@
 """export: the portable JSON bundle of the reference, read in chunks.
 
 Bundle: `{"version", "exported_at", "entity_count", "entities": [{name, title, type,
-namespace, observations, tags, relations: [{from, to, type}]}]}`. Only active entities are
-exported (the reference's `limit` counts active entities); `title` is null when absent.
+namespace, observations, tags, relations: [{from, to, type}]}], "scope"}`. Only active entities
+are exported (the reference's `limit` counts active entities); `title` is null when absent.
+Like recall, an export is scoped to the bound project (graph/ops/scope.py): its memories,
+those with no project and global ones; `cross_project` exports every project's, and the
+bundle's `scope` says which. Import reads only `entities`.
 """
 
 from __future__ import annotations
@@ -17,7 +20,15 @@ from django.utils import timezone
 from pydantic import Field
 
 from graph.models import Entity, Status
-from graph.ops.fields import NamespaceName, Output, StrictInput, TagName
+from graph.ops.fields import (
+    CROSS_PROJECT_HELP,
+    NamespaceName,
+    Output,
+    ProjectId,
+    StrictInput,
+    TagName,
+)
+from graph.ops.scope import UNBOUND, ReadScope, ScopeOutput
 
 BUNDLE_VERSION = "3.0.0"
 DEFAULT_EXPORT_LIMIT = 1000
@@ -40,6 +51,19 @@ class ExportInput(StrictInput):
             f"Maximum active entities to export (default {DEFAULT_EXPORT_LIMIT}, at most "
             f"{MAX_EXPORT_LIMIT}; `memesh export` streams any number)."
         ),
+    )
+    project: ProjectId | None = Field(
+        default=None,
+        description=(
+            "Export this project's memories (an id, as in `project:<id>`), with those of no "
+            "project and global ones. Default: the bound project (the MCP session's, the "
+            "CLI's working directory's); over REST none is bound, so a call naming no project "
+            "and no `project:` tag exports every project."
+        ),
+    )
+    cross_project: bool = Field(
+        default=False,
+        description=f"{CROSS_PROJECT_HELP}. `namespace` and `tag` still filter.",
     )
 
 
@@ -73,31 +97,41 @@ class ExportOutput(Output):
     exported_at: str = Field(description="ISO 8601 time of the export (UTC).")
     entity_count: int
     entities: list[BundleEntity]
+    scope: ScopeOutput = Field(
+        description="Which memories were exported: the bound project's, with no project, "
+        "global ones, or every project's. Import ignores it."
+    )
 
 
-def _export_queryset(namespace: str | None, tag: str | None) -> QuerySet[Entity]:
+def _export_queryset(namespace: str | None, tag: str | None, scope: ReadScope) -> QuerySet[Entity]:
     qs = Entity.objects.filter(status=Status.ACTIVE)
     if namespace is not None:
         qs = qs.filter(namespace=namespace)
     if tag is not None:
         qs = qs.filter(tags__name=tag)
-    return qs
+    return scope.apply(qs)
 
 
-def bundle_count(*, namespace: str | None, tag: str | None, limit: int | None) -> int:
-    count = _export_queryset(namespace, tag).count()
+def bundle_count(
+    *, namespace: str | None, tag: str | None, limit: int | None, scope: ReadScope = UNBOUND
+) -> int:
+    count = _export_queryset(namespace, tag, scope).count()
     return count if limit is None else min(count, limit)
 
 
 def bundle_entities(
-    *, namespace: str | None, tag: str | None, limit: int | None
+    *,
+    namespace: str | None,
+    tag: str | None,
+    limit: int | None,
+    scope: ReadScope = UNBOUND,
 ) -> Iterator[dict[str, Any]]:
     """Bundle entries of the active entities, oldest first, EXPORT_CHUNK at a time.
 
     Keyset pagination keeps memory flat. Call inside a transaction (as bundle_count) so the
     count written in the header and the entries come from one snapshot.
     """
-    qs = _export_queryset(namespace, tag).order_by("id").values_list("id", flat=True)
+    qs = _export_queryset(namespace, tag, scope).order_by("id").values_list("id", flat=True)
     last, remaining = 0, limit
     while remaining is None or remaining > 0:
         size = EXPORT_CHUNK if remaining is None else min(EXPORT_CHUNK, remaining)
@@ -134,11 +168,14 @@ def exported_at(now: datetime) -> str:
 
 
 @transaction.atomic  # one read snapshot for the count and the entries
-def bundle_export(*, data: ExportInput) -> ExportOutput:
-    entries = list(bundle_entities(namespace=data.namespace, tag=data.tag, limit=data.limit))
+def bundle_export(*, data: ExportInput, scope: ReadScope = UNBOUND) -> ExportOutput:
+    entries = list(
+        bundle_entities(namespace=data.namespace, tag=data.tag, limit=data.limit, scope=scope)
+    )
     return ExportOutput(
         version=BUNDLE_VERSION,
         exported_at=exported_at(timezone.now()),
         entity_count=len(entries),
         entities=[BundleEntity.model_validate(e) for e in entries],
+        scope=scope.output(),
     )

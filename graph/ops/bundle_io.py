@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from graph.errors import InvalidInput
 from graph.ops.bundle_export import BUNDLE_VERSION, bundle_count, bundle_entities, exported_at
+from graph.ops.scope import UNBOUND, ReadScope
 from memesh_site.json_limits import JSONTooDeep, bounded_events
 
 ENTRY_PREFIX = "entities.item"
@@ -36,6 +37,7 @@ def bundle_write(
     namespace: str | None = None,
     tag: str | None = None,
     limit: int | None = None,
+    scope: ReadScope = UNBOUND,
     progress: Callable[[int], None] | None = None,
     on_count: Callable[[int], None] | None = None,
 ) -> int:
@@ -44,13 +46,17 @@ def bundle_write(
     One read transaction: the header's entity_count and the entries are one snapshot.
     """
     with transaction.atomic():
-        count = bundle_count(namespace=namespace, tag=tag, limit=limit)
+        count = bundle_count(namespace=namespace, tag=tag, limit=limit, scope=scope)
         if on_count is not None:
             on_count(count)
-        header = {"version": BUNDLE_VERSION, "exported_at": exported_at(timezone.now())}
+        header = {
+            "version": BUNDLE_VERSION,
+            "exported_at": exported_at(timezone.now()),
+            "scope": scope.output().model_dump(mode="json", by_alias=True),
+        }
         out.write(json.dumps(header)[:-1] + f', "entity_count": {count}, "entities": [')
         written = 0
-        for entry in bundle_entities(namespace=namespace, tag=tag, limit=limit):
+        for entry in bundle_entities(namespace=namespace, tag=tag, limit=limit, scope=scope):
             out.write(("\n" if written == 0 else ",\n") + json.dumps(entry, ensure_ascii=False))
             written += 1
             if progress is not None and written % 100 == 0:

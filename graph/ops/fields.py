@@ -123,6 +123,13 @@ SESSION_ID_HELP = (
 # One plain union validated by hand: a `str | Literal[False]` union reports its errors under
 # the branch names (`project.function-after[...]`) instead of `project`.
 ProjectValue = Annotated[str | bool | None, AfterValidator(_project_value)]
+# A project id a read is scoped to (`project:<id>` names the same project).
+ProjectId = Annotated[str, AfterValidator(_project_value)]
+# Every read's `cross_project` flag says the same thing; each read says what more it lifts.
+CROSS_PROJECT_HELP = (
+    "Search every project's memories, not only the bound project's (the MCP session's, the "
+    "CLI's working directory's, or `project`)"
+)
 
 
 class StrictInput(BaseModel):

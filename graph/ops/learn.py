@@ -17,12 +17,13 @@ from typing import Annotated, Literal
 from django.db import transaction
 from pydantic import AfterValidator, Field
 
-from graph.errors import InvalidInput
+from graph.errors import InvalidInput, NameInOtherProject
 from graph.models import Entity, Tag
 from graph.ops.fields import MAX_OBSERVATION_CHARS, Output, ProjectValue, StrictInput
 from graph.ops.operation import CallContext, Operation, ToolHints
-from graph.ops.remember.schema import RememberInput
-from graph.ops.remember.service import entity_remember
+from graph.ops.remember.schema import RememberInput, Retag
+from graph.ops.remember.service import entity_remember, refuse_other_projects_name
+from graph.project import plain_name
 from graph.project_tags import project_tag
 
 LESSON_TYPE = "lesson_learned"
@@ -32,6 +33,7 @@ SEVERITIES = ("minor", "major", "critical")  # ascending
 MAX_LESSON_FIELD = MAX_OBSERVATION_CHARS - 20
 PATTERN_WORDS = 6  # words of the readable error-pattern tag
 NAME_SLUG_CHARS = 60
+PROJECT_HASH_CHARS = 8
 
 Severity = Literal["critical", "major", "minor"]
 
@@ -75,7 +77,8 @@ class LearnInput(StrictInput):
         default=None,
         description=(
             "Project id the lesson belongs to (default: the caller's current project). "
-            "`false` files a general lesson that belongs to no project."
+            "`false` files a general lesson that belongs to no project. Over MCP the "
+            "session's project named by its plain name is stored as its id (`retagged`)."
         ),
     )
 
@@ -84,6 +87,12 @@ class LearnOutput(Output):
     learned: bool = Field(description="True when the lesson is stored.")
     name: str = Field(description="The lesson's entity name; recall it to see what is stored.")
     type: str = Field(description="Always `lesson_learned`.")
+    retagged: list[Retag] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Present over MCP when `project` named the session's project by its plain "
+        "name: the lesson is filed under the id.",
+    )
 
 
 # --- error normalisation --------------------------------------------------------------------
@@ -176,12 +185,21 @@ def lesson_name(project: str | None, error: str) -> str:
     return f"lesson-{slug}-{digest}"
 
 
+def project_lesson_name(project: str | None, error: str) -> str:
+    """lesson_name with a hash of the project id: the name a lesson takes when its usual one
+    is held by another project (`acme/shop` and `acme-shop` slug alike, and long ids are cut)."""
+    digest = hashlib.sha256((project or "").encode()).hexdigest()[:PROJECT_HASH_CHARS]
+    return f"{lesson_name(project, error)}-{digest}"
+
+
 # --- the write ------------------------------------------------------------------------------
 
 
 def _resolve_project(requested: str | bool | None, ctx: CallContext) -> str | None:
     if requested is False:
         return None
+    if ctx.guide_rules and ctx.project and requested == plain_name(ctx.project):
+        return ctx.project  # the session's own project by its plain name (see `retagged`)
     project = requested if isinstance(requested, str) else ctx.project
     if not project:
         raise InvalidInput(
@@ -193,14 +211,33 @@ def _resolve_project(requested: str | bool | None, ctx: CallContext) -> str | No
 
 
 @transaction.atomic
-def lesson_learn(*, data: LearnInput, project: str | None, source_host: str) -> LearnOutput:
+def lesson_learn(
+    *,
+    data: LearnInput,
+    project: str | None,
+    source_host: str,
+    keep_projects_apart: bool = False,
+    caller_project: str | None = None,
+) -> LearnOutput:
     """Create the lesson for this error, or append this occurrence's fix to it.
 
     Observations already stored are not repeated (remember dedupes them), so learning the same
     error and fix twice changes nothing but the timestamps.
+
+    With `keep_projects_apart` (the agent transports), a lesson name held by a memory of
+    other projects only (neither `project` nor `caller_project`) is not appended to: the
+    lesson takes project_lesson_name instead, and is refused (NameInOtherProject) only if
+    that is held too.
     """
     pattern, _ = error_signature(data.error)
     name = lesson_name(project, data.error)
+    if keep_projects_apart:
+        allowed = {p for p in (project, caller_project) if p}
+        try:
+            refuse_other_projects_name(name, Entity.objects.id_for_name(name), allowed)
+        except NameInOtherProject:
+            name = project_lesson_name(project, data.error)
+            refuse_other_projects_name(name, Entity.objects.id_for_name(name), allowed)
     observations = [f"Error: {data.error}"]
     if data.root_cause:
         observations.append(f"Root cause: {data.root_cause}")
@@ -230,9 +267,20 @@ def lesson_learn(*, data: LearnInput, project: str | None, source_host: str) -> 
 
 
 def _learn(data: LearnInput, ctx: CallContext) -> LearnOutput:
-    return lesson_learn(
-        data=data, project=_resolve_project(data.project, ctx), source_host=ctx.source_host
+    project = _resolve_project(data.project, ctx)
+    out = lesson_learn(
+        data=data,
+        project=project,
+        source_host=ctx.source_host,
+        keep_projects_apart=ctx.guide_rules,
+        caller_project=ctx.project,
     )
+    if isinstance(data.project, str) and project is not None and project != data.project:
+        retag = Retag.model_validate(
+            {"from": project_tag(data.project), "to": project_tag(project)}
+        )
+        out = out.model_copy(update={"retagged": [retag]})
+    return out
 
 
 LEARN = Operation(
@@ -253,12 +301,12 @@ LEARN = Operation(
             "root_cause": "API response can be null on timeout",
             "prevention": "Always validate API responses before accessing nested properties",
             "severity": "major",
-            "project": "myproject",
+            "project": "myapp",
         },
         {
             "error": "Tests fail with SIGSEGV in native module",
             "fix": "Changed vitest pool from threads to forks",
-            "project": "myproject",
+            "project": "myapp",
         },
     ],
     rest=True,  # POST /v1/learn

@@ -39,9 +39,10 @@ class CallContext:
 
     source_host: str  # "http", "cli", or the MCP client's declared name
     # The project the caller works in when a call names none: the CLI's working directory,
-    # an MCP session's bound project; None where the transport cannot know (plain HTTP).
+    # an MCP session's bound project; None where the transport cannot know.
     project: str | None = None
-    # The agent guide's rules for agent-facing transports (MCP): a new decision needs `why`.
+    # The agent guide's rules for agent-facing transports (MCP): a new decision needs `why`,
+    # a name another project holds is refused, a plain-name project tag is retagged.
     # Plain REST keeps the reference's contract, whose own example stores a decision without.
     guide_rules: bool = False
     # The session a call belongs to when its input names none: an MCP connection's own
@@ -52,6 +53,17 @@ class CallContext:
     def session(self, given: str | None) -> str | None:
         """The session of a call: the one its input names, else the transport's."""
         return given if given is not None else self.session_id
+
+    # Whether `project` also binds reads (recall, briefing, user_patterns, export) that name
+    # no project: they then see that project's memories, those with no project and global
+    # ones (graph/ops/scope.py). False for plain HTTP: one server serves many repositories,
+    # so its own directory (which still files REST's lessons) says nothing about the caller's.
+    binds_reads: bool = True
+
+    @property
+    def read_project(self) -> str | None:
+        """The project a read that names none is bound to, if any."""
+        return self.project if self.binds_reads else None
 
 
 @dataclass(frozen=True, slots=True)

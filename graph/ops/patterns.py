@@ -15,6 +15,9 @@ Nothing here is stored; every figure is derived from active entities on each cal
 - strengths: types (seen at least twice) by average confidence.
 - learningAreas: the topic tags of lessons (`lesson_learned`, `lesson`, `mistake`), the
   bookkeeping tags (project:, severity:, source:, error-pattern:, ...) left out.
+
+Like recall, the figures come from the bound project's memories, those with no project and
+global ones (graph/ops/scope.py); `cross_project` reads every project's, and `scope` says which.
 """
 
 from __future__ import annotations
@@ -24,13 +27,14 @@ from collections import Counter
 from datetime import UTC
 from typing import Literal
 
-from django.db.models import Avg, Count, Q
+from django.db.models import Avg, Count, Q, QuerySet
 from django.db.models.functions import TruncHour
 from pydantic import Field
 
 from graph.models import Entity, Observation, Status, Tag
-from graph.ops.fields import Output, StrictInput
+from graph.ops.fields import CROSS_PROJECT_HELP, Output, ProjectId, StrictInput
 from graph.ops.operation import READ_ONLY, CallContext, Operation
+from graph.ops.scope import UNBOUND, ReadScope, ScopeOutput, read_scope
 
 Category = Literal[
     "workSchedule", "toolPreferences", "focusAreas", "workflow", "strengths", "learningAreas"
@@ -68,6 +72,16 @@ class UserPatternsInput(StrictInput):
             "`workflow`, `strengths`, `learningAreas`. Omit for all."
         ),
     )
+    project: ProjectId | None = Field(
+        default=None,
+        description=(
+            "Read this project's memories (an id, as in `project:<id>`), with those of no "
+            "project and global ones. Default: the bound project (the MCP session's, the "
+            "CLI's working directory's); over REST none is bound, so a call naming no project "
+            "reads every project."
+        ),
+    )
+    cross_project: bool = Field(default=False, description=f"{CROSS_PROJECT_HELP}.")
 
 
 class HourCount(Output):
@@ -124,24 +138,29 @@ class UserPatternsOutput(Output):
     workflow: Workflow | None = Field(default=None, exclude_if=_excluded_none)
     strengths: list[Strength] | None = Field(default=None, exclude_if=_excluded_none)
     learningAreas: list[TagCount] | None = Field(default=None, exclude_if=_excluded_none)
+    scope: ScopeOutput = Field(
+        description="Which memories the figures come from: the bound project's, with no "
+        "project, global ones, or every project's."
+    )
 
 
 # --- the analyses (each one or two aggregate queries) ---------------------------------------
 
 
-def _active() -> Q:
-    return Q(status=Status.ACTIVE)
+def _active(scope: ReadScope) -> QuerySet[Entity]:
+    """The active entities in `scope`."""
+    return scope.apply(Entity.objects.filter(status=Status.ACTIVE))
 
 
 def _activity() -> Q:
     return Q(type__startswith=SESSION_TYPE_PREFIX) | Q(type=COMMIT_TYPE)
 
 
-def work_schedule() -> WorkSchedule:
+def work_schedule(scope: ReadScope = UNBOUND) -> WorkSchedule:
     hours: Counter[int] = Counter()
     days: Counter[int] = Counter()
     buckets = (
-        Entity.objects.filter(_active())
+        _active(scope)
         .annotate(bucket=TruncHour("created_at", tzinfo=UTC))
         .values("bucket")
         .annotate(n=Count("id"))
@@ -164,11 +183,9 @@ def _busiest(item: tuple[int, int]) -> tuple[int, int]:
     return (-item[1], item[0])
 
 
-def _sessions() -> list[tuple[int, dict[str, object]]]:
+def _sessions(scope: ReadScope) -> list[tuple[int, dict[str, object]]]:
     return list(
-        Entity.objects.filter(_active(), type__startswith=SESSION_TYPE_PREFIX).values_list(
-            "id", "metadata"
-        )
+        _active(scope).filter(type__startswith=SESSION_TYPE_PREFIX).values_list("id", "metadata")
     )
 
 
@@ -184,7 +201,7 @@ def _observations_of(ids: list[int]) -> dict[int, list[str]]:
 def tool_preferences(
     sessions: list[tuple[int, dict[str, object]]] | None = None,
 ) -> list[ToolCount]:
-    sessions = _sessions() if sessions is None else sessions
+    sessions = _sessions(UNBOUND) if sessions is None else sessions
     ids = [sid for sid, _ in sessions]
     used: dict[int, set[str]] = {sid: set() for sid in ids}
     for entity_id, name in Tag.objects.filter(
@@ -218,13 +235,15 @@ def _minutes(metadata: dict[str, object], texts: list[str]) -> float | None:
     return None
 
 
-def workflow(sessions: list[tuple[int, dict[str, object]]] | None = None) -> Workflow:
-    sessions = _sessions() if sessions is None else sessions
+def workflow(
+    sessions: list[tuple[int, dict[str, object]]] | None = None, scope: ReadScope = UNBOUND
+) -> Workflow:
+    sessions = _sessions(scope) if sessions is None else sessions
     texts = _observations_of([sid for sid, _ in sessions])
     durations = [
         m for sid, meta in sessions if (m := _minutes(meta or {}, texts.get(sid, []))) is not None
     ]
-    total_commits = Entity.objects.filter(_active(), type=COMMIT_TYPE).count()
+    total_commits = _active(scope).filter(type=COMMIT_TYPE).count()
     total_sessions = len(sessions)
     return Workflow(
         avgSessionMinutes=round(sum(durations) / len(durations)) if durations else 0,
@@ -234,9 +253,9 @@ def workflow(sessions: list[tuple[int, dict[str, object]]] | None = None) -> Wor
     )
 
 
-def focus_areas() -> list[TypeCount]:
+def focus_areas(scope: ReadScope = UNBOUND) -> list[TypeCount]:
     rows = (
-        Entity.objects.filter(_active())
+        _active(scope)
         .exclude(_activity())
         .values("type")
         .annotate(n=Count("id"))
@@ -245,9 +264,9 @@ def focus_areas() -> list[TypeCount]:
     return [TypeCount(type=r["type"], count=r["n"]) for r in rows]
 
 
-def strengths() -> list[Strength]:
+def strengths(scope: ReadScope = UNBOUND) -> list[Strength]:
     rows = (
-        Entity.objects.filter(_active())
+        _active(scope)
         .exclude(_activity())
         .values("type")
         .annotate(n=Count("id"), avg=Avg("confidence"))
@@ -257,9 +276,10 @@ def strengths() -> list[Strength]:
     return [Strength(type=r["type"], avgConfidence=round(r["avg"], 2), count=r["n"]) for r in rows]
 
 
-def learning_areas() -> list[TagCount]:
+def learning_areas(scope: ReadScope = UNBOUND) -> list[TagCount]:
+    lessons = _active(scope).filter(type__in=LESSON_TYPES)
     rows = (
-        Tag.objects.filter(entity__status=Status.ACTIVE, entity__type__in=LESSON_TYPES)
+        Tag.objects.filter(entity__in=lessons)
         .values("name")
         .annotate(n=Count("entity", distinct=True))
     )
@@ -275,16 +295,19 @@ def learning_areas() -> list[TagCount]:
     return [TagCount(tag=t, count=n) for t, n in ranked[:TOP]]
 
 
-def user_patterns_get(categories: list[Category] | None = None) -> UserPatternsOutput:
+def user_patterns_get(
+    categories: list[Category] | None = None, scope: ReadScope = UNBOUND
+) -> UserPatternsOutput:
     wanted = set(categories or CATEGORIES)
-    sessions = _sessions() if wanted & {"toolPreferences", "workflow"} else []
+    sessions = _sessions(scope) if wanted & {"toolPreferences", "workflow"} else []
     return UserPatternsOutput(
-        workSchedule=work_schedule() if "workSchedule" in wanted else None,
+        workSchedule=work_schedule(scope) if "workSchedule" in wanted else None,
         toolPreferences=tool_preferences(sessions) if "toolPreferences" in wanted else None,
-        focusAreas=focus_areas() if "focusAreas" in wanted else None,
-        workflow=workflow(sessions) if "workflow" in wanted else None,
-        strengths=strengths() if "strengths" in wanted else None,
-        learningAreas=learning_areas() if "learningAreas" in wanted else None,
+        focusAreas=focus_areas(scope) if "focusAreas" in wanted else None,
+        workflow=workflow(sessions, scope) if "workflow" in wanted else None,
+        strengths=strengths(scope) if "strengths" in wanted else None,
+        learningAreas=learning_areas(scope) if "learningAreas" in wanted else None,
+        scope=scope.output(),
     )
 
 
@@ -297,7 +320,7 @@ def _hour(h: int) -> str:
 
 def render_markdown(result: UserPatternsOutput) -> str:
     """The MCP tool's text: the same figures as the JSON, as a short markdown report."""
-    lines = ["# User work patterns"]
+    lines = ["# User work patterns", "", f"Scope: {scope_line(result.scope)}"]
     if result.workSchedule is not None:
         ws = result.workSchedule
         lines += ["", "## Work schedule"]
@@ -340,8 +363,16 @@ def render_markdown(result: UserPatternsOutput) -> str:
     return "\n".join(lines)
 
 
+def scope_line(scope: ScopeOutput) -> str:
+    """Which memories the figures come from, as a sentence."""
+    if scope.all_projects:
+        return "every project's memories"
+    return f"project {scope.project}, memories with no project and global ones"
+
+
 def _user_patterns(data: UserPatternsInput, ctx: CallContext) -> UserPatternsOutput:
-    return user_patterns_get(data.categories)
+    scope = read_scope(project=data.project, tag=None, cross_project=data.cross_project, ctx=ctx)
+    return user_patterns_get(data.categories, scope)
 
 
 USER_PATTERNS = Operation(
@@ -349,7 +380,9 @@ USER_PATTERNS = Operation(
     summary=(
         "Analyze the user's work patterns from existing memory: work schedule (peak "
         "hours/days), tool preferences, focus areas, workflow metrics, knowledge strengths "
-        "and learning areas. Use at session start for context about the user."
+        "and learning areas, from the bound project's memories, those with no project and "
+        "global ones (`cross_project: true`: every project's). Use at session start for "
+        "context about the user."
     ),
     input_model=UserPatternsInput,
     output_model=UserPatternsOutput,

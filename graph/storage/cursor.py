@@ -48,6 +48,24 @@ def read_snapshot() -> Iterator[None]:
             raw.execute("COMMIT")
 
 
+def change_token() -> tuple[Any, int, int] | None:
+    """A value that changes whenever anything is committed to the database, by any process:
+    (this thread's connection, its PRAGMA data_version — which moves when another connection
+    commits, https://sqlite.org/pragma.html#pragma_data_version — and the rows this
+    connection itself has written, which data_version does not count). None inside an atomic
+    block, whose uncommitted writes may still roll back: nothing read there may be kept.
+
+    Read it before the read it guards: a commit landing between the two then only costs a
+    needless re-read, never a stale answer."""
+    if connection.in_atomic_block:
+        return None
+    connection.ensure_connection()
+    raw = connection.connection
+    with connection.wrap_database_errors:
+        version = raw.execute("PRAGMA data_version").fetchone()[0]
+    return raw, int(version), int(raw.total_changes)
+
+
 def placeholders(n: int) -> str:
     return ", ".join(["?"] * n)
 

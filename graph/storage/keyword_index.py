@@ -15,16 +15,18 @@ statistics, which keeps the index equal to a rebuild (migration 0002 says more).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import models, transaction
 
 from graph.search.text import embedding_text, index_text, text_hash
 from graph.storage import vector_index
-from graph.storage.cursor import cursor, db_time, placeholders
+from graph.storage.cursor import change_token, cursor, db_time, placeholders
 from graph.storage.documents import SQL_ENTITY_STATES, SQL_OBSERVATIONS_OF, SQL_TAGS_OF
+from graph.storage.project_scope import project_scope_sql
 
 LIVE_FTS = "graph_entity_fts"
 ARCHIVED_FTS = "graph_entity_fts_archived"
@@ -61,7 +63,8 @@ _MAX_COMPOUND_ARMS = 500
 _SQL_AVERAGES_RECORD = "SELECT block FROM {table}_data WHERE id = 1"
 
 
-# One arm of the candidate query. Params: MATCH expression, [namespace], [tag].
+# One arm of the candidate query. Params: MATCH expression, [namespace], [tag], [project
+# scope].
 _SQL_FTS_ARM = """
 SELECT {table}.rowid AS id, bm25({table}, {weights}) AS score
 FROM {table}
@@ -82,8 +85,9 @@ ORDER BY c.score, c.id DESC
 """
 # Params: ids. Result: id and the indexed (already tokenized) text of each row.
 _SQL_INDEXED_TEXT = "SELECT rowid, head, body FROM {table} WHERE rowid IN ({ids})"
-# Params: now (naive UTC), ids, [namespace], [tag]. Result per active entity among the ids:
-# the ranking inputs of _SQL_FTS_CANDIDATES with a bm25 of 0 (no keyword evidence).
+# Params: now (naive UTC), ids, [namespace], [tag], [project scope]. Result per active entity
+# among the ids: the ranking inputs of _SQL_FTS_CANDIDATES with a bm25 of 0 (no keyword
+# evidence).
 # `+e.status`: with the (status, updated_at) index the planner walked every active row
 # (14 ms at 100k) instead of looking the ids up.
 _SQL_RANKING_INPUTS = """
@@ -328,9 +332,16 @@ class KeywordIndexQueries(models.Manager):
         include_archived: bool = False,
         namespace: str | None = None,
         tag: str | None = None,
+        project: str | None = None,
     ) -> list[KeywordHit]:
         """Best `limit` keyword matches by bm25 (newest first on ties), with ranking inputs.
 
+        The filters (a namespace, a tag, `project`'s scope: graph.storage.project_scope) are
+        tested on every match before the LIMIT, so a filtered recall ranks the best matches
+        among the memories it keeps, never a filtered remainder of the whole database's best.
+        (Reading the best matches of all deeper and testing only those was measured no
+        faster on 10k bench memories: bm25 scores every match either way, and a scope holding
+        a quarter of the memories needed more than 4 × `limit` of them.)
         `match` must come from graph.search.text.match_expression (quoted terms only).
         With include_archived, archived rows are searched in their own table and merged;
         their bm25 uses that table's statistics, which is close enough to order a merge.
@@ -338,11 +349,13 @@ class KeywordIndexQueries(models.Manager):
         tables = [LIVE_FTS, ARCHIVED_FTS] if include_archived else [LIVE_FTS]
         parts: list[str] = []
         params: list[object] = [db_time(now)]
+        filter_sql, filter_params = EntityFilters(namespace, tag, project).sql()
         for table in tables:
-            filters, filter_params = _entity_filters(namespace, tag)
-            join = f"JOIN graph_entity AS e ON e.id = {table}.rowid" if filters else ""
+            join = f"JOIN graph_entity AS e ON e.id = {table}.rowid" if filter_sql else ""
             parts.append(
-                _SQL_FTS_ARM.format(table=table, weights=BM25_WEIGHTS, join=join, filters=filters)
+                _SQL_FTS_ARM.format(
+                    table=table, weights=BM25_WEIGHTS, join=join, filters=filter_sql
+                )
             )
             params.extend([match, *filter_params])
         sql = _SQL_FTS_CANDIDATES.format(arms=" UNION ALL ".join(parts))
@@ -376,46 +389,106 @@ class KeywordIndexQueries(models.Manager):
         now: datetime,
         namespace: str | None = None,
         tag: str | None = None,
+        project: str | None = None,
     ) -> list[KeywordHit]:
         """Ranking inputs of these active entities (for candidates found by vectors),
         filtered like fts_candidates; bm25 is 0."""
         if not entity_ids:
             return []
-        filters, filter_params = _entity_filters(namespace, tag)
+        filters, filter_params = EntityFilters(namespace, tag, project).sql()
         params: list[object] = [db_time(now), *entity_ids, *filter_params]
         sql = _SQL_RANKING_INPUTS.format(ids=placeholders(len(entity_ids)), filters=filters)
         with cursor() as cur:
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]
 
-    def scoped_ids(self, *, namespace: str | None = None, tag: str | None = None) -> list[int]:
+    def scoped_ids(
+        self,
+        *,
+        namespace: str | None = None,
+        tag: str | None = None,
+        project: str | None = None,
+    ) -> list[int]:
         """Ids of the active entities these filters keep: the vector side searches among them
-        so that a filtered recall's neighbours are not spent on memories the filter drops."""
-        filters, params = _entity_filters(namespace, tag)
+        so that a filtered recall's neighbours are not spent on memories the filter drops.
+
+        Listing a wide scope scans the entity table with index probes per row (a project's
+        scope: ~10 ms at 10k memories on the shared 2-core machine, docs/recall.md), so each
+        thread keeps its last answers until anything is committed to the database
+        (graph.storage.cursor.change_token): a server answering recalls between writes lists
+        a scope once. The list returned is the caller's to keep.
+        """
+        filters = EntityFilters(namespace, tag, project)
+        token = change_token()
+        kept = _scoped_ids_kept()
+        if token is not None and kept.token == token and filters in kept.ids:
+            return list(kept.ids[filters])
+        sql, params = filters.sql()
         with cursor() as cur:
-            cur.execute(_SQL_SCOPED_IDS.format(filters=filters), params)
-            return [row[0] for row in cur.fetchall()]
+            cur.execute(_SQL_SCOPED_IDS.format(filters=sql), params)
+            ids = [row[0] for row in cur.fetchall()]
+        if token is not None:
+            if kept.token != token or len(kept.ids) >= _SCOPED_IDS_KEPT:
+                kept.token, kept.ids = token, {}
+            kept.ids[filters] = tuple(ids)
+        return ids
 
 
 # Filters on the entity row `e`, shared by the keyword candidates and the ranking inputs of
-# the vector candidates, so both sides of recall scope alike. Params: the namespace; the tag.
+# the vector candidates, so both sides of recall scope alike. Params: the namespace; the tag
+# (the project scope's are graph.storage.project_scope's).
 _SQL_NAMESPACE_FILTER = " AND e.namespace = ?"
 _SQL_TAG_FILTER = (
     " AND EXISTS (SELECT 1 FROM graph_tag AS t WHERE t.entity_id = e.id AND t.name = ?)"
 )
 
 
-def _entity_filters(namespace: str | None, tag: str | None) -> tuple[str, list[object]]:
-    """The SQL to append after a WHERE on `e`, and its parameters, for these filters."""
-    sql = ""
-    params: list[object] = []
-    if namespace is not None:
-        sql += _SQL_NAMESPACE_FILTER
-        params.append(namespace)
-    if tag is not None:
-        sql += _SQL_TAG_FILTER
-        params.append(tag)
-    return sql, params
+@dataclass
+class _KeptScopes:
+    """One thread's last scoped_ids answers and the change token they were read under."""
+
+    token: tuple[object, int, int] | None = None
+    ids: dict[EntityFilters, tuple[int, ...]] = field(default_factory=dict)
+
+
+_SCOPED_IDS_KEPT = 16  # scopes kept per thread (one per project recalled, mostly)
+_scoped_ids_local = threading.local()
+
+
+def _scoped_ids_kept() -> _KeptScopes:
+    kept = getattr(_scoped_ids_local, "kept", None)
+    if kept is None:
+        kept = _scoped_ids_local.kept = _KeptScopes()
+    return kept
+
+
+@dataclass(frozen=True, slots=True)
+class EntityFilters:
+    """What a filtered read keeps of the entity rows: a namespace, a tag, and `project`'s
+    scope (graph.storage.project_scope); None keeps any."""
+
+    namespace: str | None = None
+    tag: str | None = None
+    project: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.namespace is not None or self.tag is not None or self.project is not None
+
+    def sql(self) -> tuple[str, list[object]]:
+        """The SQL to append after a WHERE on `e`, and its parameters."""
+        sql = ""
+        params: list[object] = []
+        if self.namespace is not None:
+            sql += _SQL_NAMESPACE_FILTER
+            params.append(self.namespace)
+        if self.tag is not None:
+            sql += _SQL_TAG_FILTER
+            params.append(self.tag)
+        if self.project is not None:
+            scope_sql, scope_params = project_scope_sql(self.project)
+            sql += scope_sql
+            params += scope_params
+        return sql, params
 
 
 def _leading_varint(blob: bytes) -> int:

@@ -4,10 +4,13 @@ and the `memesh` CLI with --json — each on a fresh database, in the same order
 the same data, and the same errorCode for the failures.
 
 What legitimately differs is normalised away, and nothing else: times, the provenance stamp
-each transport writes (http, the MCP client's name, cli), and REST's `validation.bad-param` for
-bad input on a GET route's query string (the reference's code for parameters). user_patterns
-answers MCP in markdown (the reference's MCP form), so its MCP text is compared with the CLI's
-markdown.
+each transport writes (http, the MCP client's name, cli), REST's `validation.bad-param` for
+bad input on a GET route's query string (the reference's code for parameters), and which
+project a read is bound to (`scope.project`, `scope.all_projects`): MCP and the CLI run in a
+git repository whose project is `myapp`, the project every example files under, while REST
+binds none — so each sees the same memories and says so differently (checked on its own
+below). user_patterns answers MCP in markdown (the reference's MCP form), so its MCP text is
+compared with the CLI's markdown.
 Operations without a REST route in the reference (task_state, briefing, pin, unpin) are
 compared between MCP and the CLI.
 """
@@ -27,6 +30,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from graph.ops.registry import OPERATIONS
+from graph.project import project_id
 from tests import mcp_checks
 from tests.processes import ROOT, free_port, memesh, memesh_env, stop, wait_until_healthy
 
@@ -40,6 +44,8 @@ ORDER = [
 CLI_COMMAND = {"task_state": "task", "user_patterns": "patterns"}
 VOLATILE = {"exported_at", "created_at", "updated_at", "at", "last_accessed_at", "stated_at"}
 HOST_STAMP = "<transport>"
+BINDING = {"project", "all_projects"}  # of a read's `scope`: the transport's binding
+PROJECT = "myapp"  # the project of the MCP and CLI working directory (a repo without origin)
 DEADLINE = 180
 
 
@@ -60,6 +66,8 @@ def normalise(value: Any) -> Any:
                 continue
             if key == "source_host":
                 out[key] = HOST_STAMP
+            elif key == "scope" and isinstance(item, dict):
+                out[key] = {k: v for k, v in item.items() if k not in BINDING}
             else:
                 out[key] = normalise(item)
         return out
@@ -75,6 +83,17 @@ def outcome(ok: bool, payload: Any) -> dict[str, Any]:
 
 def env(home: Path) -> dict[str, str]:
     return memesh_env(home, MEMESH_EMBEDDER="none", MEMESH_WORKER="false")
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where MCP and the CLI run: a git repository without a remote, so its project is its
+    folder's name, PROJECT."""
+    repo = tmp_path_factory.mktemp("contract-repo") / PROJECT
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True, capture_output=True, timeout=60)
+    assert project_id(repo) == PROJECT
+    return repo
 
 
 # --- REST ------------------------------------------------------------------------------------
@@ -119,9 +138,12 @@ def rest_call(base: str, name: str, payload: dict[str, Any]) -> dict[str, Any] |
 # --- MCP -------------------------------------------------------------------------------------
 
 
-def mcp_outcomes(home: Path) -> list[dict[str, Any]]:
+def mcp_outcomes(home: Path, workdir: Path) -> list[dict[str, Any]]:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "memesh_site.cli", "mcp"], env=env(home), cwd=str(ROOT)
+        command=sys.executable,
+        args=["-m", "memesh_site.cli", "mcp"],
+        env=env(home),
+        cwd=str(workdir),
     )
     results: list[dict[str, Any]] = []
 
@@ -145,7 +167,7 @@ def mcp_outcomes(home: Path) -> list[dict[str, Any]]:
 # --- CLI -------------------------------------------------------------------------------------
 
 
-def cli_call(home: Path, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+def cli_call(home: Path, workdir: Path, name: str, payload: dict[str, Any]) -> dict[str, Any]:
     if name == "export":
         args = ["export", *(a for k, v in payload.items() for a in ("--" + k, str(v)))]
     elif name == "import":
@@ -162,7 +184,7 @@ def cli_call(home: Path, name: str, payload: dict[str, Any]) -> dict[str, Any]:
         args = [CLI_COMMAND.get(name, name), "--input", json.dumps(payload), "--json"]
     done = subprocess.run(
         [sys.executable, "-m", "memesh_site.cli", *args],
-        cwd=ROOT, env=env(home), capture_output=True, text=True, timeout=120,
+        cwd=workdir, env=env(home), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     if done.returncode == 0:
         data = json.loads(done.stdout)
@@ -178,23 +200,23 @@ def cli_call(home: Path, name: str, payload: dict[str, Any]) -> dict[str, Any]:
         return outcome(False, "validation.bad-body")
 
 
-def cli_outcomes(home: Path) -> list[dict[str, Any]]:
+def cli_outcomes(home: Path, workdir: Path) -> list[dict[str, Any]]:
     subprocess.run(
         [sys.executable, "-m", "memesh_site.cli", "migrate", "-v", "0"],
         cwd=ROOT, env=env(home), check=True, timeout=120,
     )  # fmt: skip
-    return [cli_call(home, name, payload) for name, payload in calls()]
+    return [cli_call(home, workdir, name, payload) for name, payload in calls()]
 
 
 # --- the contract ---------------------------------------------------------------------------
 
 
 def test_rest_mcp_and_cli_give_the_same_data_and_error_codes(
-    rest_base: str, tmp_path: Path
+    rest_base: str, workdir: Path, tmp_path: Path
 ) -> None:
     rest = [rest_call(rest_base, name, payload) for name, payload in calls()]
-    mcp = mcp_outcomes(tmp_path / "mcp")
-    cli = cli_outcomes(tmp_path / "cli")
+    mcp = mcp_outcomes(tmp_path / "mcp", workdir)
+    cli = cli_outcomes(tmp_path / "cli", workdir)
 
     for (name, payload), via_rest, via_mcp, via_cli in zip(calls(), rest, mcp, cli, strict=True):
         where = f"{name} {json.dumps(payload)[:80]}"
@@ -202,7 +224,10 @@ def test_rest_mcp_and_cli_give_the_same_data_and_error_codes(
             # MCP's markdown is the CLI's rendering of the same JSON.
             from graph.ops.patterns import UserPatternsOutput, render_markdown
 
-            rendered = render_markdown(UserPatternsOutput.model_validate(via_cli["data"]))
+            # Both are bound to PROJECT: put back the binding the normalisation took out.
+            bound = {"project": PROJECT, "all_projects": False}
+            data = {**via_cli["data"], "scope": {**via_cli["data"]["scope"], **bound}}
+            rendered = render_markdown(UserPatternsOutput.model_validate(data))
             assert via_mcp == {"data": {"markdown": rendered}}, where
         else:
             assert via_mcp == via_cli, where
@@ -210,3 +235,19 @@ def test_rest_mcp_and_cli_give_the_same_data_and_error_codes(
             assert via_rest == via_cli, where
     # The invalid calls really failed everywhere, with the schema's code.
     assert all(r == {"errorCode": "validation.bad-body"} for r in cli[-len(ORDER) :])
+    # The binding normalised away above: REST names no project, MCP and the CLI are in one.
+    query = {"query": "vitest"}  # the second learn example's lesson, filed under PROJECT
+    rest_scope = httpx.post(f"{rest_base}/v1/recall", json=query, timeout=30).json()["data"]
+    cli_scope = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "memesh_site.cli", "recall", "--input", json.dumps(query),
+             "--json"],
+            cwd=workdir, env=env(tmp_path / "cli"), capture_output=True, text=True, timeout=120,
+        ).stdout
+    )  # fmt: skip
+    assert {k: rest_scope["scope"][k] for k in BINDING} == {"project": None, "all_projects": True}
+    assert {k: cli_scope["scope"][k] for k in BINDING} == {
+        "project": PROJECT,
+        "all_projects": False,
+    }
+    assert [e["name"] for e in rest_scope["entities"]] == [e["name"] for e in cli_scope["entities"]]

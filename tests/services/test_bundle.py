@@ -349,7 +349,7 @@ def test_a_name_repeated_in_the_bundle_is_merged_by_the_strategy() -> None:
 def test_the_cli_round_trips_a_bundle_through_a_file(tmp_path: Path) -> None:
     seed()
     out = StringIO()
-    call_command("export", stdout=out)
+    call_command("export", "--cross-project", stdout=out)
     bundle = json.loads(out.getvalue())
     assert bundle["entity_count"] == 3
     path = tmp_path / "bundle.json"
@@ -362,7 +362,9 @@ def test_the_cli_round_trips_a_bundle_through_a_file(tmp_path: Path) -> None:
     result = json.loads(result_out.getvalue())
     assert result["imported"] == 3 and result["relations"] == 1
     again = StringIO()
-    call_command("export", "--output", str(tmp_path / "again.json"), stdout=again)
+    call_command(
+        "export", "--cross-project", "--output", str(tmp_path / "again.json"), stdout=again
+    )
     assert json.loads((tmp_path / "again.json").read_text())["entities"] == bundle["entities"]
     created = Entity.objects.get(name="auth-decision").metadata
     assert created["provenance"]["source_host"] == "cli"

@@ -16,6 +16,7 @@ from django.core.management import call_command
 from graph.errors import InvalidInput
 from graph.models import Entity
 from graph.ops.patterns import USER_PATTERNS, UserPatternsOutput, render_markdown
+from graph.project import project_id
 from tests.helpers import CTX, forget, remember
 
 pytestmark = pytest.mark.django_db
@@ -61,6 +62,7 @@ def test_an_empty_graph_gives_every_category_empty() -> None:
         },
         "strengths": [],
         "learningAreas": [],
+        "scope": {"project": None, "all_projects": True, "no_project": True, "global": True},
     }
 
 
@@ -171,7 +173,11 @@ def test_learning_areas_are_the_topics_of_lessons_without_bookkeeping_tags() -> 
 
 
 def test_categories_filter_the_result() -> None:
-    assert set(patterns(categories=["workflow", "workSchedule"])) == {"workflow", "workSchedule"}
+    assert set(patterns(categories=["workflow", "workSchedule"])) == {
+        "workflow",
+        "workSchedule",
+        "scope",  # every answer says which memories it read
+    }
 
 
 @pytest.mark.parametrize("payload", [{"categories": ["nope"]}, {"categories": "workflow"}])
@@ -190,7 +196,8 @@ def test_markdown_has_a_section_per_requested_category(local_zone: Any) -> None:
     assert "## Work schedule" in text and "09:00 (1)" in text and "Tuesday (1)" in text
     assert "- Read: 1 sessions" in text
     assert "- decision: 1" in text
-    assert partial.splitlines()[2] == "## Workflow"
+    assert partial.splitlines()[2] == "Scope: every project's memories"
+    assert partial.splitlines()[4] == "## Workflow"
     assert "## Work schedule" not in partial
 
 
@@ -198,7 +205,9 @@ def test_the_cli_prints_json_or_markdown() -> None:
     remember("d", "x", type="decision")
     out = StringIO()
     call_command("patterns", "--json", "--category", "focusAreas", stdout=out)
-    assert json.loads(out.getvalue()) == {"focusAreas": [{"type": "decision", "count": 1}]}
+    printed = json.loads(out.getvalue())
+    assert printed.pop("scope")["project"] == project_id()  # the working directory's project
+    assert printed == {"focusAreas": [{"type": "decision", "count": 1}]}
 
     out = StringIO()
     call_command("patterns", stdout=out)

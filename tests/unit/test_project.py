@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.project import project_id, slug_from_url
+from graph.project import plain_name, project_id, slug_from_url
 from graph.project_tags import project_tag
 
 
@@ -150,3 +150,24 @@ def test_the_default_is_the_current_directory(
 
 def test_the_project_tag() -> None:
     assert project_tag("acme/shop") == "project:acme/shop"
+
+
+@pytest.mark.parametrize(
+    ("project", "plain"),
+    [
+        ("acme/widgets", "widgets"),
+        ("group/acme/widgets", "widgets"),
+        ("widgets", "widgets"),
+        ("notes-1a2b3c4d", "notes"),  # a folder outside any repository: name plus hash
+        ("acme/tool-1a2b3c4d", "tool-1a2b3c4d"),  # a slug is never a hashed folder id
+        ("notes-1a2b3c4", "notes-1a2b3c4"),  # not a whole short hash
+    ],
+)
+def test_a_projects_plain_name_is_what_a_person_shortens_it_to(project: str, plain: str) -> None:
+    assert plain_name(project) == plain
+
+
+def test_the_plain_name_of_a_folder_id_is_the_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "Scratch"
+    folder.mkdir()
+    assert plain_name(project_id(folder)) == "scratch"

@@ -6,15 +6,18 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.core.management.base import CommandParser
 from tqdm import tqdm
 
-from api.cli import MemeshCommand
+from api.cli import PROJECT_HELP, MemeshCommand, cli_context
 from graph.errors import InvalidParameter
 from graph.models import Namespace
+from graph.ops.bundle import EXPORT
+from graph.ops.bundle_export import ExportInput
 from graph.ops.bundle_io import Writer, bundle_write
+from graph.ops.scope import ReadScope, read_scope
 
 
 class Command(MemeshCommand):
@@ -23,6 +26,12 @@ class Command(MemeshCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--namespace", choices=Namespace.values, help="Only this namespace.")
         parser.add_argument("--tag", help="Only entities carrying this tag.")
+        parser.add_argument("--project", help=PROJECT_HELP)
+        parser.add_argument(
+            "--cross-project",
+            action="store_true",
+            help=ExportInput.model_fields["cross_project"].description,
+        )
         parser.add_argument(
             "--limit", type=int, help="At most this many entities (default: all of them)."
         )
@@ -38,6 +47,17 @@ class Command(MemeshCommand):
         if limit is not None and limit < 1:
             raise InvalidParameter("--limit must be at least 1")
         path = Path(options["output"]) if options["output"] else None
+        # Validated as every transport validates `project` (ExportInput), then scoped alike.
+        data = cast(
+            ExportInput,
+            EXPORT.parse({k: options[k] for k in ("project", "tag") if options[k] is not None}),
+        )
+        scope = read_scope(
+            project=data.project,
+            tag=data.tag,
+            cross_project=options["cross_project"],
+            ctx=cli_context(),
+        )
         bars: list[tqdm[Any]] = []
         show = _show_progress(options["json"])
 
@@ -51,10 +71,10 @@ class Command(MemeshCommand):
 
         try:
             if path is None:
-                written = self._write(self.stdout, options, progress, on_count)
+                written = self._write(self.stdout, options, scope, progress, on_count)
             else:
                 with path.open("w", encoding="utf-8") as f:
-                    written = self._write(f, options, progress, on_count)
+                    written = self._write(f, options, scope, progress, on_count)
         except OSError as exc:
             raise InvalidParameter(f"Cannot write {path}: {exc}") from None
         finally:
@@ -65,11 +85,18 @@ class Command(MemeshCommand):
             self.stdout.write(
                 json.dumps(summary) if options["json"] else f"Exported {written} to {path}"
             )
+        if show and scope.storage_project is not None:
+            # The bundle's `scope` says it too; a person backing up should not have to look.
+            self.stderr.write(
+                f"Exported project {scope.storage_project}'s memories, with those of no project "
+                "and global ones; --cross-project exports every project's."
+            )
 
     def _write(
         self,
         out: Any,
         options: dict[str, Any],
+        scope: ReadScope,
         progress: Callable[[int], None],
         on_count: Callable[[int], None],
     ) -> int:
@@ -79,6 +106,7 @@ class Command(MemeshCommand):
             namespace=options["namespace"],
             tag=options["tag"],
             limit=options["limit"],
+            scope=scope,
             progress=progress,
             on_count=on_count,
         )

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli import OperationCommand
+from api.cli import OperationCommand, given
 from graph.ops.patterns import CATEGORIES, USER_PATTERNS, UserPatternsOutput, render_markdown
 
 
@@ -22,9 +22,17 @@ class Command(OperationCommand):
             dest="categories",
             help="Only this category (repeatable). Default: all.",
         )
+        op = self.operation
+        parser.add_argument("--project", help=op.field_help("project"))
+        parser.add_argument(
+            "--cross-project", action="store_true", help=op.field_help("cross_project")
+        )
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
-        return {"categories": options["categories"]} if options["categories"] else {}
+        payload = given(options, "categories", "project")
+        if options["cross_project"]:
+            payload["cross_project"] = True
+        return payload
 
     def render(self, result: dict[str, Any]) -> None:
         self.stdout.write(render_markdown(UserPatternsOutput.model_validate(result)))

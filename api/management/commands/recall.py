@@ -14,6 +14,15 @@ from graph.ops.recall import RECALL
 DISPLAY_CAP = 500
 
 
+def scope_text(scope: dict[str, Any]) -> str:
+    """Which memories were searched, as the CLI says it."""
+    if scope["all_projects"]:
+        return "every project"
+    if not scope["no_project"]:
+        return f"project {scope['project']} only"
+    return f"project {scope['project']}, memories with no project and global ones"
+
+
 def _cap(text: str) -> str:
     if len(text) <= DISPLAY_CAP:
         return text
@@ -37,13 +46,14 @@ class Command(OperationCommand):
         parser.add_argument(
             "--include-archived", action="store_true", help=op.field_help("include_archived")
         )
+        parser.add_argument("--project", help=op.field_help("project"))
         parser.add_argument(
             "--cross-project", action="store_true", help=op.field_help("cross_project")
         )
         parser.add_argument("--session", dest="session_id", help=op.field_help("session_id"))
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
-        payload = given(options, "tag", "limit", "namespace", "session_id")
+        payload = given(options, "tag", "limit", "namespace", "project", "session_id")
         if options["query"]:
             payload["query"] = " ".join(options["query"])
         for flag in ("include_archived", "cross_project"):
@@ -62,7 +72,7 @@ class Command(OperationCommand):
             self.stdout.write(f"Warning: Conflicts detected: {conflict}")
         entities = result["entities"]
         if not entities:
-            self.stdout.write("No memories found.")
+            self.stdout.write(f"No memories found in {scope_text(result['scope'])}.")
             return
         matches = [e.get("match") for e in entities]
         if all(m and m["source"] == "semantic" for m in matches):
@@ -77,3 +87,5 @@ class Command(OperationCommand):
                 self.stdout.write(f"  - {_cap(observation)}")
         if retrieval["truncated"]:
             self.stdout.write("(limit reached — more may exist)")
+        if not result["scope"]["all_projects"]:
+            self.stdout.write(f"(searched {scope_text(result['scope'])}; --cross-project: all)")

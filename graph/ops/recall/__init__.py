@@ -8,6 +8,7 @@ from __future__ import annotations
 from graph.ops.operation import READ_ONLY, CallContext, Operation
 from graph.ops.recall.schema import RecallInput, RecallOutput
 from graph.ops.recall.selector import entity_recall
+from graph.ops.scope import read_scope
 
 __all__ = ["RECALL", "RecallInput", "RecallOutput", "entity_recall"]
 
@@ -16,14 +17,19 @@ def _recall(data: RecallInput, ctx: CallContext) -> RecallOutput:
     session_id = ctx.session(data.session_id)
     if session_id != data.session_id:
         data = data.model_copy(update={"session_id": session_id})
-    return entity_recall(data=data)
+    scope = read_scope(
+        project=data.project, tag=data.tag, cross_project=data.cross_project, ctx=ctx
+    )
+    return entity_recall(data=data, scope=scope)
 
 
 RECALL = Operation(
     name="recall",
     summary=(
         "Search stored knowledge: terms are OR-ed and ranked by relevance, then by recency, "
-        "use, confidence and impact. Call with no query to list recent memories."
+        "use, confidence and impact. Call with no query to list recent memories. Searches "
+        "the bound project's memories, those with no project and global ones (`scope` says "
+        "which); `cross_project: true` searches every project."
     ),
     input_model=RecallInput,
     output_model=RecallOutput,

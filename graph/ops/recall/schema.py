@@ -8,16 +8,19 @@ from pydantic import Field
 
 from graph.ops.entity_view import EntityOutput
 from graph.ops.fields import (
+    CROSS_PROJECT_HELP,
     DEFAULT_RECALL_LIMIT,
     MAX_QUERY_CHARS,
     MAX_RECALL_LIMIT,
     SESSION_ID_HELP,
     NamespaceName,
     Output,
+    ProjectId,
     SessionId,
     StrictInput,
     TagName,
 )
+from graph.ops.scope import ScopeOutput
 
 
 class RecallInput(StrictInput):
@@ -46,9 +49,22 @@ class RecallInput(StrictInput):
     namespace: NamespaceName | None = Field(
         default=None, description="Only entities in this namespace."
     )
+    project: ProjectId | None = Field(
+        default=None,
+        description=(
+            "Search this project (an id, as in `project:<id>`): its memories, memories with "
+            "no project and global ones. Default: the bound project (the MCP session's, the "
+            "CLI's working directory's); over REST none is bound, so a call naming no project "
+            "and no `project:` tag searches every project. A `project:<id>` `tag` with no "
+            "`project` searches only that project's memories."
+        ),
+    )
     cross_project: bool = Field(
         default=False,
-        description="Lift project and namespace scoping and search every namespace.",
+        description=(
+            f"{CROSS_PROJECT_HELP}; as the reference says, it also lifts a `project:` tag "
+            "filter and the `namespace` filter (other tags still filter)."
+        ),
     )
     session_id: SessionId | None = Field(
         default=None,
@@ -72,6 +88,10 @@ class Retrieval(Output):
 class RecallOutput(Output):
     entities: list[EntityOutput]
     retrieval: Retrieval
+    scope: ScopeOutput = Field(
+        description="Which memories were searched: the bound project's, with no project, "
+        "global ones, or every project's."
+    )
     conflicts: list[str] | None = Field(
         default=None,
         exclude_if=lambda v: v is None,

@@ -15,6 +15,10 @@ fusion, graph.search.scoring the formula):
    (batched: graph/ops/recall/access.py; graph/ops/feedback.py settles sessions).
 No query lists recent memories (last write first) and counts no access: a listing is not a
 match.
+
+Both run inside the read's project scope (graph/ops/scope.py), applied in SQL with the other
+filters: the keyword candidates, the vector side's neighbours (searched among the scope's
+ids) and the listing are the scope's own, never a filtered remainder of the whole database's.
 """
 
 from __future__ import annotations
@@ -30,9 +34,11 @@ from graph.ops.entity_view import Match, entity_outputs
 from graph.ops.recall.access import note_accesses
 from graph.ops.recall.schema import RecallInput, RecallOutput, Retrieval
 from graph.ops.recall.vector_side import VectorSide, plan_vector_side
+from graph.ops.scope import UNBOUND, ReadScope, ScopeOutput
+from graph.project_tags import is_project_tag
 from graph.search import fusion, scoring, text
 from graph.storage.documents import EntityDocument
-from graph.storage.keyword_index import KeywordHit
+from graph.storage.keyword_index import EntityFilters, KeywordHit
 
 # Candidates read from FTS5 per result slot. Usage factors can lift a candidate only over
 # ones within USAGE_BOUND of its relevance, so a few times `limit` is enough to rank from.
@@ -44,16 +50,29 @@ COARSE_CANDIDATES = 400
 RELATION_CONTRADICTS = "contradicts"
 
 
-def entity_recall(*, data: RecallInput) -> RecallOutput:
-    """Recall for a query (hybrid when vectors can run), or the recent listing without one."""
-    namespace = None if data.cross_project else data.namespace
+def recall_filters(data: RecallInput, scope: ReadScope) -> EntityFilters:
+    """What recall's storage queries keep. `cross_project` lifts the project scope (ReadScope)
+    and, as the reference says, a `project:` tag filter and the namespace filter; another tag
+    still filters."""
+    lifted = data.cross_project
+    tag = None if lifted and data.tag is not None and is_project_tag(data.tag) else data.tag
+    return EntityFilters(None if lifted else data.namespace, tag, scope.storage_project)
+
+
+def entity_recall(*, data: RecallInput, scope: ReadScope = UNBOUND) -> RecallOutput:
+    """Recall for a query (hybrid when vectors can run), or the recent listing without one,
+    among the memories `scope` keeps."""
+    filters = recall_filters(data, scope)
+    scope_out = scope.output()
     if data.query is None or not data.query.strip():
-        return _recent(data, namespace)
+        return _recent(data, filters, scope)
     terms = text.query_terms(data.query)
     if not terms:
         # Nothing searchable (`???`): no results, and no vector call either.
         return RecallOutput(
-            entities=[], retrieval=Retrieval(mode="fts", degraded=False, truncated=False)
+            entities=[],
+            retrieval=Retrieval(mode="fts", degraded=False, truncated=False),
+            scope=scope_out,
         )
     now = timezone.now()
     pool = max(data.limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
@@ -63,7 +82,7 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
     # The query is embedded on another thread while SQLite runs the keyword search (both
     # release the GIL): at 100k memories that hid the ~5 ms of the embedding.
     planned = plan_vector_side(data.query)
-    scored = _keyword_candidates(data, terms, namespace, pool, now, planned.pending is not None)
+    scored = _keyword_candidates(data, terms, filters, pool, now, planned.pending is not None)
     side: VectorSide = planned.resolve()
     for candidate in scored:
         keyword[candidate.hit.entity_id] = candidate.weighed if side.ran else candidate.relative
@@ -72,11 +91,13 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
     best_coverage = scored[0].covered if scored else 0.0
     if side.ran and fusion.neighbours_needed(best_coverage):
         assert side.generation is not None and side.query is not None
-        # A filtered recall searches the vectors of its scope only: the nearest neighbours of
-        # the whole database would mostly be dropped by the filter afterwards.
-        scope = (
-            Entity.objects.scoped_ids(namespace=namespace, tag=data.tag)
-            if namespace is not None or data.tag is not None
+        # A filtered (or project-scoped) recall searches the vectors of its scope only: the
+        # nearest neighbours of the whole database would mostly be dropped afterwards.
+        among = (
+            Entity.objects.scoped_ids(
+                namespace=filters.namespace, tag=filters.tag, project=filters.project
+            )
+            if filters
             else None
         )
         for entity_id, sim in EntityVector.objects.nearest(
@@ -85,7 +106,7 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
             k=pool,
             coarse=max(COARSE_CANDIDATES, pool * 4),
             token=side.token,
-            among=scope,
+            among=among,
         ):
             similarity[entity_id] = sim
     if side.ran:
@@ -96,7 +117,11 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
             i for i, sim in similarity.items() if i not in keyword and sim >= fusion.SEMANTIC_CUTOFF
         ]
         for hit in Entity.objects.ranking_inputs(
-            semantic_only, now=now, namespace=namespace, tag=data.tag
+            semantic_only,
+            now=now,
+            namespace=filters.namespace,
+            tag=filters.tag,
+            project=filters.project,
         ):
             inputs[hit.entity_id] = hit
         similarity = {i: s for i, s in similarity.items() if i in inputs}
@@ -120,7 +145,7 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
         degraded=side.degraded,
         truncated=len(ranked) > data.limit,
     )
-    return _envelope(Entity.objects.documents(ids), matches, retrieval)
+    return _envelope(Entity.objects.documents(ids), matches, retrieval, scope_out)
 
 
 def rank_fused(
@@ -156,7 +181,7 @@ class KeywordCandidate:
 def _keyword_candidates(
     data: RecallInput,
     terms: list[str],
-    namespace: str | None,
+    filters: EntityFilters,
     pool: int,
     now: datetime,
     for_fusion: bool,
@@ -180,8 +205,9 @@ def _keyword_candidates(
         limit=pool,
         now=now,
         include_archived=data.include_archived,
-        namespace=namespace,
-        tag=data.tag,
+        namespace=filters.namespace,
+        tag=filters.tag,
+        project=filters.project,
     )
     relative = scoring.normalise_bm25([h.bm25 for h in hits])
     if not for_fusion:
@@ -197,22 +223,26 @@ def _keyword_candidates(
     return out
 
 
-def _recent(data: RecallInput, namespace: str | None) -> RecallOutput:
+def _recent(data: RecallInput, filters: EntityFilters, scope: ReadScope) -> RecallOutput:
     qs = Entity.objects.all()
     if not data.include_archived:
         qs = qs.filter(status=Status.ACTIVE)
-    if namespace is not None:
-        qs = qs.filter(namespace=namespace)
-    if data.tag is not None:
-        qs = qs.filter(tags__name=data.tag)
+    if filters.namespace is not None:
+        qs = qs.filter(namespace=filters.namespace)
+    if filters.tag is not None:
+        qs = qs.filter(tags__name=filters.tag)
+    qs = scope.apply(qs)
     ids = list(qs.order_by("-updated_at", "-id").values_list("id", flat=True)[: data.limit + 1])
     # A listing runs no search, so it is never degraded.
     retrieval = Retrieval(mode="fts", degraded=False, truncated=len(ids) > data.limit)
-    return _envelope(Entity.objects.documents(ids[: data.limit]), {}, retrieval)
+    return _envelope(Entity.objects.documents(ids[: data.limit]), {}, retrieval, scope.output())
 
 
 def _envelope(
-    docs: Sequence[EntityDocument], matches: dict[int, Match], retrieval: Retrieval
+    docs: Sequence[EntityDocument],
+    matches: dict[int, Match],
+    retrieval: Retrieval,
+    scope: ScopeOutput,
 ) -> RecallOutput:
     returned = {doc.id for doc in docs}
     conflicts = [
@@ -224,5 +254,6 @@ def _envelope(
     return RecallOutput(
         entities=entity_outputs(docs, matches),
         retrieval=retrieval,
+        scope=scope,
         conflicts=conflicts or None,
     )

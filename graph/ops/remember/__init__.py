@@ -21,6 +21,7 @@ def _remember(data: RememberInput, ctx: CallContext) -> RememberOutput:
         require_why=ctx.guide_rules,
         count_citations=True,
         session_id=ctx.session(data.session_id),
+        keep_projects_apart=ctx.guide_rules,
     )
 
 

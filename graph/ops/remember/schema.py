@@ -148,7 +148,9 @@ class RememberInput(StrictInput):
             "The project this memory is filed under (tag `project:<id>`), or `false` for a "
             "memory that belongs to no project (a preference, a general lesson). Omitted: a "
             "new memory goes to the caller's current project when the transport knows it "
-            "(CLI, bound MCP session); plain HTTP files it under none."
+            "(CLI, bound MCP session); plain HTTP files it under none. Over MCP a name held by "
+            "another project's memory is refused (`resource.name-in-other-project`), and the "
+            "session's project named by its plain name is stored as its id (`retagged`)."
         ),
     )
     session_id: SessionId | None = Field(
@@ -197,6 +199,11 @@ class DerivedNote(Output):
     name: str = Field(description="The name the memory is stored under.")
     title: str = Field(description="The title taken from the note's first line.")
     observations: list[str] = Field(description="The observations taken from its paragraphs.")
+
+
+class Retag(Output):
+    from_: str = Field(alias="from", description="The tag as the call gave it.")
+    to: str = Field(description="The tag stored instead: the project's id.")
 
 
 class RememberOutput(Output):
@@ -257,5 +264,13 @@ class RememberOutput(Output):
         description=(
             "Present when the text this call stored cites other memories as `[mem:<id>]`: "
             "their ids, each counted as a hit (once per session)."
+        ),
+    )
+    retagged: list[Retag] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description=(
+            "Present over MCP when the call named the session's own project by its plain name "
+            "(`project:widgets` for `acme/widgets`, in `tags` or `project`): stored as the id."
         ),
     )

@@ -15,15 +15,17 @@ from typing import Any, cast
 from django.db import transaction
 from django.utils import timezone
 
-from graph.errors import InvalidInput
+from graph.errors import InvalidInput, NameInOtherProject
 from graph.models import Entity, Namespace, Observation, Relation, Status, Tag
 from graph.ops.entity_view import RelationOutput
 from graph.ops.feedback import record_citations
 from graph.ops.fields import DECISION_TYPE, NOTE_TYPE, WHY_PREFIX, NamespaceName
 from graph.ops.remember.note import ParsedNote, parse_note
-from graph.ops.remember.schema import DerivedNote, RememberInput, RememberOutput
+from graph.ops.remember.schema import DerivedNote, RememberInput, RememberOutput, Retag
+from graph.ops.scope import entity_projects
 from graph.ops.writes import entity_archive, index_after_write
-from graph.project_tags import has_project_tag, is_project_tag, project_tag
+from graph.project import plain_name
+from graph.project_tags import has_project_tag, is_project_tag, project_of, project_tag
 from graph.search.text import normalize_observation
 
 CONFIDENCE_STEP = 0.05
@@ -78,6 +80,45 @@ def _unfold(
     return _Incoming(name, note.title if note else data.title, observations, tags, project)
 
 
+def retag_own_project(data: RememberInput, project: str) -> tuple[RememberInput, list[Retag]]:
+    """`data` with the session's `project` named by its plain name (graph.project.plain_name:
+    `widgets` for `acme/widgets`) in `project` or a `project:` tag replaced by the id, and
+    what was replaced. Any other plain name stays as it is: another project's, or a scope of
+    its own."""
+    plain = plain_name(project)
+    if plain == project:
+        return data, []
+    own = project_tag(project)
+    retags: list[Retag] = []
+    update: dict[str, Any] = {}
+    if isinstance(data.project, str) and data.project == plain:
+        update["project"] = project
+        retags.append(Retag.model_validate({"from": project_tag(plain), "to": own}))
+    if any(is_project_tag(t) and project_of(t) == plain for t in data.tags):
+        tags = []
+        for tag in data.tags:
+            if is_project_tag(tag) and project_of(tag) == plain:
+                retags.append(Retag.model_validate({"from": tag, "to": own}))
+                tag = own
+            tags.append(tag)
+        update["tags"] = dedupe(tags)
+    return data.model_copy(update=update), retags
+
+
+def refuse_other_projects_name(name: str, entity_id: int | None, allowed: set[str]) -> None:
+    """NameInOtherProject when the memory called `name` is filed under projects, none of them
+    in `allowed` (the agent guide: over MCP such a name is refused rather than shared)."""
+    if entity_id is None:
+        return
+    held = entity_projects(entity_id)
+    if held and not held & allowed:
+        raise NameInOtherProject(
+            f'"{name}" is the name of a memory of another project ({", ".join(sorted(held))}); '
+            "pick a different name (names are unique across projects)",
+            field="name",
+        )
+
+
 @transaction.atomic
 def entity_remember(
     *,
@@ -87,6 +128,7 @@ def entity_remember(
     require_why: bool = False,
     count_citations: bool = False,
     session_id: str | None = None,
+    keep_projects_apart: bool = False,
 ) -> RememberOutput:
     """Store a memory, or append to the one with the same name (the reference's upsert).
 
@@ -115,6 +157,10 @@ def entity_remember(
       count as hits for the memories they name (graph/ops/feedback.py; once per
       `session_id`), never for this one.
       Reported in `cited`. Nothing is settled: a session is still running when it remembers.
+    - `keep_projects_apart` (the agent transports, with the caller's `project`): the caller's
+      project named by its plain name is stored as its id (`retagged`), and a name held by a
+      memory filed under other projects only — none the call names or the caller is in — is
+      refused (NameInOtherProject) instead of appended to.
     - `replace` on an existing entity: observations become exactly the incoming ones; the old
       list is appended to metadata.replaced_history as {at, observations} (plus the old
       `title`/`tags`/`type` when the call changed them). Passing `tags` rewrites the tags, the
@@ -128,6 +174,13 @@ def entity_remember(
     note = parse_note(data.note) if data.note is not None else None
     name = data.name if data.name is not None else cast(ParsedNote, note).name
     entity_id = Entity.objects.id_for_name(name)
+    retags: list[Retag] = []
+    if keep_projects_apart and project is not None:
+        data, retags = retag_own_project(data, project)
+        named = {project_of(t) for t in data.tags if is_project_tag(t)}
+        if isinstance(data.project, str):
+            named.add(data.project)
+        refuse_other_projects_name(name, entity_id, {project, *named})
     created = entity_id is None
     incoming = _unfold(data, note, not created, project)
     moved_from: NamespaceName | None = None
@@ -255,6 +308,7 @@ def entity_remember(
         replacedHistoryCount=history_count,
         project=incoming.project,
         cited=cited,
+        retagged=retags or None,
     )
 
 
