@@ -178,9 +178,13 @@ def host_health(project_dir: Path | None = None) -> list[HostHealth]:
     out = []
     for host, name in HOSTS.items():
         reports, lines, problems = [], [], []
+        seen: set[Path] = set()
         for scope, root in scopes:
+            # Run from the home directory, the project's settings file is the user's.
+            files = [f for f in host_files(host, scope, root) if f.path not in seen]
+            seen.update(f.path for f in files)
             found = _Found()
-            for file in host_files(host, scope, root):
+            for file in files:
                 _read(file, found)
             if not found.installed and not found.problems:
                 continue

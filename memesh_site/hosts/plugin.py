@@ -7,8 +7,9 @@ The plugin itself says `memesh` (a plugin is copied into Claude Code's cache, so
 know where memesh is installed); what `memesh setup` writes names the entry point by its
 absolute path instead (`memesh_command`).
 
-In a checkout (or an editable install) the files are read from integrations/; a wheel carries
-them as package data in memesh_site/integrations/ (pyproject.toml, [tool.setuptools]).
+The files are read from memesh_site/integrations/claude-code/: in a checkout (and an editable
+install) memesh_site/integrations is a symlink to integrations/, and a wheel carries the files
+there as package data (pyproject.toml, [tool.setuptools.package-data]).
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from django.conf import settings
 
 from graph.errors import MemeshError
 
@@ -38,11 +37,8 @@ class MemeshCommandNotFound(MemeshError):
 
 
 def plugin_dir() -> Path:
-    """The Claude Code plugin's folder: the wheel's package data, else the checkout's."""
-    packaged = Path(__file__).resolve().parent.parent / "integrations" / "claude-code"
-    if packaged.is_dir():
-        return packaged
-    return Path(settings.BASE_DIR) / "integrations" / "claude-code"
+    """The Claude Code plugin's folder."""
+    return Path(__file__).resolve().parent.parent / "integrations" / "claude-code"
 
 
 def _plugin_json(relative: str) -> dict[str, Any]:

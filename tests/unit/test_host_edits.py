@@ -64,18 +64,20 @@ def test_the_plugin_manifests_name_memesh_and_its_server_runs_memesh_mcp() -> No
 
 
 def test_the_wheel_carries_every_plugin_file() -> None:
-    """pyproject's package-data patterns match every file of the plugin (a glob's `*` skips
-    files starting with a dot, so they are named)."""
+    """memesh_site/integrations is integrations/ (a symlink), and pyproject's package-data
+    patterns match every file of the plugin (a glob's `*` skips names starting with a dot, so
+    those are named)."""
+    link = ROOT / "memesh_site" / "integrations"
+    assert link.is_symlink() and link.resolve() == (ROOT / "integrations").resolve()
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert config["package-dir"]["memesh_site.integrations"] == "integrations"
-    base = ROOT / "integrations"
     packaged = {
         path
         for pattern in config["package-data"]["memesh_site.integrations"]
-        for path in base.glob(pattern)
+        for path in link.glob(pattern)
     }
-    on_disk = {p for p in (base / "claude-code").rglob("*") if p.is_file()}
+    on_disk = {p for p in (link / "claude-code").rglob("*") if p.is_file()}
     assert on_disk and packaged == on_disk
+    assert plugin_dir().resolve() == link.resolve() / "claude-code"
 
 
 def test_installing_keeps_the_users_keys_and_hooks_and_adds_one_group_per_hook() -> None:
