@@ -26,7 +26,7 @@ from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
 from memesh_site.hosts.documents import HostConfigInvalid
-from memesh_site.hosts.plugin import SERVER_NAME, HookSpec, memesh_hook_argv
+from memesh_site.hosts.plugin import PLUGIN_NAME, SERVER_NAME, HookSpec, memesh_hook_argv
 
 HookEntry = tuple[str, str | None, str]  # (event, matcher, the handler as canonical JSON)
 
@@ -133,6 +133,15 @@ def with_memesh_hooks(
     for spec in specs:
         hooks.setdefault(spec.event, []).append(spec.group(command))
     return result
+
+
+def enabled_plugins(settings: dict[str, Any]) -> list[str]:
+    """The memesh plugins a Claude Code settings file enables (`"memesh@<marketplace>": true`
+    under `enabledPlugins`): their hooks run beside any in the settings."""
+    enabled = settings.get("enabledPlugins")
+    if not isinstance(enabled, dict):
+        return []
+    return [key for key, on in enabled.items() if on is True and key.split("@")[0] == PLUGIN_NAME]
 
 
 # --- the MCP server in a JSON file: {"mcpServers": {"memesh": {...}}} ------------------------

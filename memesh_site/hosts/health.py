@@ -21,7 +21,7 @@ from typing import Any
 
 from memesh_site.hosts import edits
 from memesh_site.hosts.documents import HostConfigInvalid, parse_json, parse_toml, read_text
-from memesh_site.hosts.plugin import PLUGIN_NAME, hook_specs, is_this_memesh
+from memesh_site.hosts.plugin import hook_specs, is_this_memesh
 from memesh_site.hosts.setup import HOSTS, HostFile, Scope, host_files
 
 
@@ -71,7 +71,7 @@ def _read(file: HostFile, found: _Found) -> None:
             if file.role == "hooks":
                 edits.check_hooks_shape(file.path, document)
                 found.hook_calls = edits.memesh_hook_calls(document)
-                found.plugins = _enabled_plugins(document)
+                found.plugins = edits.enabled_plugins(document)
             else:
                 edits.check_servers_shape(file.path, document)
                 found.server = edits.json_server(document)
@@ -82,14 +82,6 @@ def _read(file: HostFile, found: _Found) -> None:
         # (Gemini CLI reads comments in its settings.json, say; memesh does not).
         if row["exists"] and "memesh" in (read_text(file.path) or ""):
             found.problems.append(f"{exc.message.split(';')[0]}: memesh's entries go unchecked")
-
-
-def _enabled_plugins(settings: dict[str, Any]) -> list[str]:
-    """The memesh plugins a Claude Code settings file enables ("memesh@<marketplace>": true)."""
-    enabled = settings.get("enabledPlugins")
-    if not isinstance(enabled, dict):
-        return []
-    return [key for key, on in enabled.items() if on is True and key.split("@")[0] == PLUGIN_NAME]
 
 
 def _command(executable: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from django.conf import settings
 from memesh_site.hosts import edits
 from memesh_site.hosts.documents import (
     FileChange,
+    HostConfigInvalid,
     dump_json,
     parse_json,
     parse_toml,
@@ -135,12 +136,25 @@ def plan(
     command with nothing changed."""
     changes = []
     for file in host_files(host, scope, project_dir):
+        if scope == "project":
+            _refuse_leaving(file.path, project_dir)
         before = read_text(file.path)
         after_of = _toml_after if file.format == "toml" else _json_after
         changes.append(
             FileChange(file.path, file.role, before, after_of(host, file, before, command))
         )
     return changes
+
+
+def _refuse_leaving(path: Path, project_dir: Path | None) -> None:
+    """A project's file must be in the project: a repository's `.claude` could be a symlink
+    to any JSON file of the user's, which memesh would then edit."""
+    assert project_dir is not None
+    if not path.resolve().is_relative_to(project_dir.resolve()):
+        raise HostConfigInvalid(
+            f"{path} leads outside the project (to {path.resolve()}): memesh does not write "
+            "through it"
+        )
 
 
 @dataclass
@@ -203,35 +217,56 @@ def host_setup(
 
 
 def notes(host: str, scope: Scope, changes: list[FileChange], *, installing: bool) -> list[str]:
-    """What the user should know besides the files: how the host picks the change up."""
+    """What the user should know besides the files: how the host picks the change up, and
+    what would keep memesh's entries from working as written."""
     out = []
     name = HOSTS[host]
-    if any(c.changed for c in changes):
+    changed = any(c.changed for c in changes)
+    if changed:
         out.append(f"Restart {name} (or start a new session) for the change to take effect.")
     if not installing:
         return out
-    if host == "claude-code" and scope == "project":
+    if changed and host == "claude-code" and scope == "project":
         out.append(
-            "Claude Code asks once whether to use the project's .mcp.json server: approve memesh."
+            "Claude Code asks once whether to use the project's .mcp.json server: approve it."
         )
-    if host == "codex":
+    if host == "claude-code" and _plugin_enabled(changes):
+        out.append(
+            "The memesh plugin is enabled in these settings too: its hooks run beside these. "
+            "Keep one: `/plugin disable memesh`, or `memesh setup claude-code --uninstall`."
+        )
+    if changed and host == "codex":
         out.append(
             "Codex runs a new or changed hook only once you trust it: review memesh's hooks "
             "with /hooks in Codex. It runs the SessionStart hook (the memory block) and the Bash "
             "ones; its edit tool is apply_patch, which the Edit|Write|MultiEdit matcher misses."
         )
+    if host == "codex":
         config = next(c for c in changes if c.role == "mcp")
         if _codex_hooks_off(config):
             out.append(
                 f"{config.path} turns hooks off ([features] hooks = false): Codex will not run "
                 "memesh's hooks until you remove that line."
             )
-    if host in ("gemini", "cursor"):
+    if changed and host in ("gemini", "cursor"):
         out.append(
             f"{name} runs no memesh hooks: the agent calls the briefing tool at the start of a "
             "session and remembers by hand (docs/integrations.md)."
         )
+    if Path(settings.MEMESH_HOME) != Path.home() / ".memesh":
+        out.append(
+            f"This memesh uses MEMESH_HOME={settings.MEMESH_HOME}; {name} runs memesh with its "
+            "own environment: set MEMESH_HOME there too, or it uses ~/.memesh."
+        )
     return out
+
+
+def _plugin_enabled(changes: list[FileChange]) -> bool:
+    """Whether a Claude Code settings file being written also enables the memesh plugin."""
+    return any(
+        change.role == "hooks" and edits.enabled_plugins(parse_json(change.path, change.after))
+        for change in changes
+    )
 
 
 def _codex_hooks_off(config: FileChange) -> bool:

@@ -223,6 +223,37 @@ def test_the_project_scope_writes_the_repositorys_own_files(home: Path, tmp_path
     assert not list(home.iterdir())  # the user's own files are untouched
 
 
+def test_a_symlinked_settings_file_is_written_through_and_stays_a_link(home: Path) -> None:
+    """A dotfiles repository links ~/.claude/settings.json to its own copy."""
+    real = home / "dotfiles" / "claude-settings.json"
+    write_json(real, USERS_SETTINGS)
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").symlink_to(real)
+
+    setup(home, "claude-code")
+
+    assert (home / ".claude" / "settings.json").is_symlink()
+    assert len(memesh_commands(json.loads(real.read_text()))) == HOOKS
+
+
+def test_a_projects_file_that_leads_outside_the_project_is_refused(
+    home: Path, tmp_path: Path
+) -> None:
+    """A repository's `.claude` could point at any JSON file of the user's."""
+    write_json(home / ".claude" / "settings.json", USERS_SETTINGS)
+    original = (home / ".claude" / "settings.json").read_text()
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".claude").symlink_to(home / ".claude")
+
+    done = run(home, "setup", "claude-code", "--project", "--json", cwd=repo)
+
+    assert done.returncode == 1
+    assert json.loads(done.stderr.strip().splitlines()[-1])["errorCode"] == "setup.invalid-config"
+    assert (home / ".claude" / "settings.json").read_text() == original
+    assert not (repo / ".mcp.json").exists()
+
+
 # --- Codex, Gemini CLI, Cursor -------------------------------------------------------------------
 
 CODEX_CONFIG = """\
