@@ -225,3 +225,12 @@ def remove_toml_server(path: Path, document: TOMLDocument) -> None:
     del servers[SERVER_NAME]
     if not servers:
         del document["mcp_servers"]
+
+
+def codex_hooks_off(document: TOMLDocument) -> bool:
+    """Whether Codex's config.toml switches hooks off: `[features] hooks = false`, or its
+    older name `codex_hooks`."""
+    features = document.get("features")
+    if not isinstance(features, dict):
+        return False
+    return features.get("hooks") is False or features.get("codex_hooks") is False

@@ -62,10 +62,7 @@ def _read(file: HostFile, found: _Found) -> None:
         if file.format == "toml":
             toml = parse_toml(file.path, text)
             found.server = edits.toml_server(file.path, toml)
-            features = toml.get("features")
-            found.hooks_off = isinstance(features, dict) and (
-                features.get("hooks") is False or features.get("codex_hooks") is False
-            )
+            found.hooks_off = edits.codex_hooks_off(toml)
         else:
             document = parse_json(file.path, text)
             if file.role == "hooks":

@@ -243,7 +243,7 @@ def notes(host: str, scope: Scope, changes: list[FileChange], *, installing: boo
         )
     if host == "codex":
         config = next(c for c in changes if c.role == "mcp")
-        if _codex_hooks_off(config):
+        if edits.codex_hooks_off(parse_toml(config.path, config.after)):
             out.append(
                 f"{config.path} turns hooks off ([features] hooks = false): Codex will not run "
                 "memesh's hooks until you remove that line."
@@ -267,12 +267,3 @@ def _plugin_enabled(changes: list[FileChange]) -> bool:
         change.role == "hooks" and edits.enabled_plugins(parse_json(change.path, change.after))
         for change in changes
     )
-
-
-def _codex_hooks_off(config: FileChange) -> bool:
-    """Whether Codex's config.toml switches hooks off (`hooks`, or its older name `codex_hooks`)."""
-    document = parse_toml(config.path, config.after)
-    features = document.get("features")
-    if not isinstance(features, dict):
-        return False
-    return features.get("hooks") is False or features.get("codex_hooks") is False
