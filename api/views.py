@@ -141,7 +141,9 @@ class DoctorView(APIView):
     def get(self, request: Request) -> Response:
         probe = _flag(request, "probe")
         try:
-            result = doctor.as_json(doctor.run_checks(probe=probe))
+            # The server's own user's host files; a project's are the CLI's to check (the
+            # server has no caller's directory).
+            result = doctor.as_json(doctor.run_checks(probe=probe), doctor.integration_checks())
         except Exception as exc:  # the suite itself failed: the reference's 500
             logger.exception("doctor suite failed")
             connection.close_if_unusable_or_obsolete()

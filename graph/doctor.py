@@ -4,11 +4,17 @@ what state the vector index is in, and whether both indexes agree with the memor
 read by graph/status.py, which `memesh status` summarises too.
 
 The checks leave here redacted (memesh_site/redact.py: the embedder's key literally, key-shaped
-text, home paths), so `memesh doctor`, `--json` and GET /v1/doctor mask the same."""
+text, home paths), so `memesh doctor`, `--json` and GET /v1/doctor mask the same.
+
+`integration_checks()` is the Integrations section: whether memesh is set up in each agent host
+and whether what the host would run exists and is this memesh (memesh_site/hosts/health.py).
+They report under `integrations`, beside `checks`, and never fail the doctor: a host set up
+wrongly is a warning, one never set up is fine."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from django.db import connection
@@ -20,6 +26,7 @@ from graph.indexing import consistency, vectors
 from graph.models import Entity
 from graph.ops.writes import request_embedding
 from graph.status import vector_index_state
+from memesh_site.hosts.health import host_health
 from memesh_site.redact import MASK, redact, url_without_credentials
 
 
@@ -184,8 +191,19 @@ def fix() -> consistency.RepairReport:
     return report
 
 
-def as_json(checks: list[Check]) -> dict[str, Any]:
-    return {
+def integration_checks(project_dir: Path | None = None) -> list[Check]:
+    """One check per agent host; `project_dir`: the repository whose own host files
+    (`memesh setup --project`) are checked too (the CLI passes its directory's)."""
+    return [
+        Check(h.host, h.status, redact(h.detail), redact(h.data)) for h in host_health(project_dir)
+    ]
+
+
+def as_json(checks: list[Check], integrations: list[Check] | None = None) -> dict[str, Any]:
+    report: dict[str, Any] = {
         "ok": all(c.status != "fail" for c in checks),
         "checks": [asdict(c) for c in checks],
     }
+    if integrations is not None:
+        report["integrations"] = [asdict(c) for c in integrations]
+    return report

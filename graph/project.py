@@ -83,6 +83,14 @@ def project_id(directory: str | os.PathLike[str] | None = None) -> str:
     return f"{name}-{digest}"
 
 
+def project_root(directory: str | os.PathLike[str] | None = None) -> Path:
+    """The folder a project's files live in: the top folder of the git repository holding
+    `directory` (default: the current working directory), else `directory` itself."""
+    start = Path(directory or os.getcwd()).resolve()
+    found = _git_dir(start)
+    return found[0] if found is not None else start
+
+
 def project_tag(project: str) -> str:
     return f"project:{project}"
 

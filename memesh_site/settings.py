@@ -32,6 +32,19 @@ VERSION = "0.1.0"
 MEMESH_HOME = envpath("MEMESH_HOME", Path.home() / ".memesh")
 MEMESH_DB_PATH = envpath("MEMESH_DB_PATH", MEMESH_HOME / paths.DB_FILENAME)
 
+# Where the agent hosts keep their configuration, read as each host reads it: `memesh setup`
+# writes there and `memesh doctor` checks it (memesh_site/hosts/). The hosts' own variables,
+# not memesh's: Claude Code keeps `.claude.json` inside CLAUDE_CONFIG_DIR when that is set.
+CLAUDE_CONFIG_DIR = envpath("CLAUDE_CONFIG_DIR", Path.home() / ".claude")
+CLAUDE_STATE_FILE = (
+    CLAUDE_CONFIG_DIR / ".claude.json"
+    if envstr("CLAUDE_CONFIG_DIR", "")
+    else Path.home() / ".claude.json"
+)
+CODEX_HOME = envpath("CODEX_HOME", Path.home() / ".codex")
+GEMINI_DIR = Path.home() / ".gemini"
+CURSOR_DIR = Path.home() / ".cursor"
+
 DEBUG = envbool("MEMESH_DEBUG", False)
 SECRET_KEY = envstr("MEMESH_SECRET_KEY", "") or paths.stored_secret_key(MEMESH_HOME)
 

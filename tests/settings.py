@@ -10,6 +10,7 @@ import atexit
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 if "MEMESH_HOME" not in os.environ:
     _home = tempfile.mkdtemp(prefix="memesh-test-home-")
@@ -23,3 +24,14 @@ os.environ.setdefault("MEMESH_CELERY_EAGER", "true")
 os.environ.setdefault("MEMESH_EMBED_DEBOUNCE_SECONDS", "0")
 
 from memesh_site.settings import *  # noqa: F403
+
+# The agent hosts' files (memesh setup, memesh doctor's Integrations) under a throwaway folder:
+# no in-process test reads or writes the real ~/.claude, ~/.codex, ~/.gemini or ~/.cursor.
+# Process tests give their processes a HOME of their own instead.
+_hosts_home = Path(tempfile.mkdtemp(prefix="memesh-test-hosts-"))
+atexit.register(shutil.rmtree, _hosts_home, ignore_errors=True)
+CLAUDE_CONFIG_DIR = _hosts_home / ".claude"
+CLAUDE_STATE_FILE = _hosts_home / ".claude.json"
+CODEX_HOME = _hosts_home / ".codex"
+GEMINI_DIR = _hosts_home / ".gemini"
+CURSOR_DIR = _hosts_home / ".cursor"

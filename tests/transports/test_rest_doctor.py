@@ -3,10 +3,12 @@ answers, on success or failure."""
 
 from __future__ import annotations
 
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 
 from api import views
 from graph import doctor
@@ -75,3 +77,30 @@ def test_a_failing_doctor_suite_is_a_500_envelope_without_secrets(client, monkey
     body = assert_error(client.get("/v1/doctor"), 500, "server.internal")
     assert str(Path.home()) not in body["error"]
     assert "sk-abcdefghijklmnop" not in body["error"]
+
+
+def test_doctor_reports_the_agent_hosts_beside_its_checks(client, settings, tmp_path):
+    """The Integrations section (memesh_site/hosts/health.py) on GET /v1/doctor: every host,
+    the one set up with what it runs; it never turns the report's `ok` false."""
+    settings.CLAUDE_CONFIG_DIR = tmp_path / ".claude"
+    settings.CLAUDE_STATE_FILE = tmp_path / ".claude.json"
+    settings.CODEX_HOME = tmp_path / ".codex"
+    settings.GEMINI_DIR = tmp_path / ".gemini"
+    settings.CURSOR_DIR = tmp_path / ".cursor"
+    call_command("setup", "claude-code", stdout=StringIO())
+    (tmp_path / ".cursor").mkdir()
+    (tmp_path / ".cursor" / "mcp.json").write_text(
+        '{"mcpServers": {"memesh": {"command": "/gone"}}}'
+    )
+
+    data = assert_json(client.get("/v1/doctor"))["data"]
+
+    hosts = {c["name"]: c for c in data["integrations"]}
+    assert list(hosts) == ["claude-code", "codex", "gemini", "cursor"]
+    assert hosts["claude-code"]["status"] == "ok"
+    assert hosts["claude-code"]["data"]["scopes"][0]["hooks"]["present"] == 8
+    assert hosts["codex"]["data"]["installed"] is False
+    assert (
+        hosts["cursor"]["status"] == "warn" and "/gone does not exist" in hosts["cursor"]["detail"]
+    )
+    assert data["ok"] is True

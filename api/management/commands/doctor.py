@@ -2,7 +2,8 @@
 
 `--fix` first repairs what the index-consistency check finds
 (graph/indexing/consistency.py), then runs every check; the exit status is that of the
-checks after the repair (0 healthy, 1 not).
+checks after the repair (0 healthy, 1 not). The Integrations section (which agent hosts memesh
+is set up in, for the user and for this directory's repository) warns but never fails.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli import MemeshCommand
+from api.cli import MemeshCommand, invocation_directory
 from graph import doctor
+from graph.project import project_root
 
 MARKS = {"ok": "✓", "warn": "!", "fail": "✗"}
 
@@ -36,7 +38,8 @@ class Command(MemeshCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         repair = doctor.fix() if options["fix"] else None
         checks = doctor.run_checks(probe=not options["no_probe"])
-        report = doctor.as_json(checks)
+        integrations = doctor.integration_checks(project_root(invocation_directory.get()))
+        report = doctor.as_json(checks, integrations)
         if repair is not None:
             report["fix"] = repair.as_json()
         if options["json"]:
@@ -46,5 +49,8 @@ class Command(MemeshCommand):
                 self.stdout.write(f"fix: {repair.summary()}")
             for check in checks:
                 self.stdout.write(f"{MARKS[check.status]} {check.name}: {check.detail}")
+            self.stdout.write("Integrations")
+            for check in integrations:
+                self.stdout.write(f"  {MARKS[check.status]} {check.name}: {check.detail}")
         if not report["ok"]:
             raise SystemExit(1)

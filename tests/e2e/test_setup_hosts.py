@@ -1,0 +1,420 @@
+"""`memesh setup <host>` and `memesh doctor`'s Integrations section as a user runs them: real
+processes with a HOME of their own (so ~/.claude, ~/.codex, ~/.gemini and ~/.cursor are under
+the test's folder), against settings files that already hold the user's own entries. The MCP
+command each host is given is read back and started with the official MCP client.
+
+The hooks themselves (`memesh hook <event>`) are not run here: these tests check the files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests import mcp_checks
+from tests.processes import PROCESS_DEADLINE, memesh, memesh_env
+
+pytestmark = pytest.mark.slow  # each command is a Python + Django process
+
+SESSION_DEADLINE = 120
+# What `memesh setup` names: the entry point beside the interpreter that runs it.
+ENTRY_POINT = str(Path(sys.executable).parent / "memesh")
+HOOKS = 8  # integrations/claude-code/hooks/hooks.json
+
+USERS_SETTINGS: dict[str, Any] = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(git status)"], "deny": ["Read(./.env)"]},
+    "env": {"FOO": "bar"},
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh"}]}
+        ],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]}],
+    },
+}
+USERS_CLAUDE_JSON: dict[str, Any] = {
+    "numStartups": 42,
+    "projects": {"/work/app": {"allowedTools": []}},
+    "mcpServers": {"github": {"type": "stdio", "command": "gh-mcp", "args": []}},
+}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    folder = tmp_path / "home"
+    folder.mkdir()
+    return folder
+
+
+def env_for(home: Path) -> dict[str, str]:
+    """memesh's test environment with HOME at `home` and no host variable of this machine's
+    (they would point the command at the real files)."""
+    env = memesh_env(home.parent / "memesh-home", MEMESH_EMBEDDER="none", HOME=str(home))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        env.pop(name, None)
+    return env
+
+
+def run(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        memesh(*args),
+        cwd=cwd or home,
+        env=env_for(home),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_DEADLINE,
+        check=False,
+    )
+
+
+def setup(home: Path, *args: str, cwd: Path | None = None) -> dict[str, Any]:
+    """`memesh setup ARGS --json`, which must succeed: its report."""
+    done = run(home, "setup", *args, "--json", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def write_json(path: Path, document: dict[str, Any], indent: int = 4) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(document, indent=indent) + "\n"
+    path.write_text(text)
+    return text
+
+
+def memesh_commands(settings: dict[str, Any]) -> list[tuple[str, str | None, str]]:
+    return [
+        (event, group.get("matcher"), handler["command"])
+        for event, groups in settings["hooks"].items()
+        for group in groups
+        for handler in group["hooks"]
+        if " hook " in handler["command"]
+    ]
+
+
+# --- Claude Code ---------------------------------------------------------------------------------
+
+
+def test_setup_claude_code_keeps_the_users_own_hooks_and_keys(home: Path) -> None:
+    settings_file = home / ".claude" / "settings.json"
+    state_file = home / ".claude.json"
+    settings_text = write_json(settings_file, USERS_SETTINGS)
+    state_text = write_json(state_file, USERS_CLAUDE_JSON, indent=2)
+
+    report = setup(home, "claude-code")
+
+    settings = json.loads(settings_file.read_text())
+    for key in ("model", "permissions", "env"):
+        assert settings[key] == USERS_SETTINGS[key]
+    # The user's hooks are where they were, memesh's follow them.
+    assert settings["hooks"]["PreToolUse"][0] == USERS_SETTINGS["hooks"]["PreToolUse"][0]
+    assert settings["hooks"]["Stop"][0] == USERS_SETTINGS["hooks"]["Stop"][0]
+    commands = memesh_commands(settings)
+    assert len(commands) == HOOKS
+    assert ("Stop", None, f"{ENTRY_POINT} hook stop") in commands
+    assert ("PreToolUse", "Edit|Write|MultiEdit", f"{ENTRY_POINT} hook pre-tool-use") in commands
+    assert settings_file.read_text().startswith('{\n    "model"')  # the file's own indent
+
+    state = json.loads(state_file.read_text())
+    assert state["numStartups"] == 42 and state["projects"] == USERS_CLAUDE_JSON["projects"]
+    assert state["mcpServers"]["github"] == USERS_CLAUDE_JSON["mcpServers"]["github"]
+    assert state["mcpServers"]["memesh"] == {
+        "type": "stdio",
+        "command": ENTRY_POINT,
+        "args": ["mcp"],
+    }
+    # The previous versions are kept beside them.
+    assert (home / ".claude" / "settings.json.memesh-backup").read_text() == settings_text
+    assert (home / ".claude.json.memesh-backup").read_text() == state_text
+    assert report["changed"] is True and report["command"] == ENTRY_POINT
+    assert {f["path"]: f["backup"] is not None for f in report["files"]} == {
+        str(settings_file): True,
+        str(state_file): True,
+    }
+
+
+def test_a_second_setup_says_already_set_up_and_touches_nothing(home: Path) -> None:
+    write_json(home / ".claude" / "settings.json", USERS_SETTINGS)
+    setup(home, "claude-code")
+    files = [home / ".claude" / "settings.json", home / ".claude.json"]
+    before = [(f.read_bytes(), f.stat().st_mtime_ns) for f in files]
+
+    again = run(home, "setup", "claude-code")
+
+    assert again.returncode == 0, again.stderr
+    assert "memesh is already set up in Claude Code (user scope); nothing changed." in again.stdout
+    assert [(f.read_bytes(), f.stat().st_mtime_ns) for f in files] == before
+
+
+def test_a_dry_run_prints_the_diff_and_writes_nothing(home: Path) -> None:
+    settings_file = home / ".claude" / "settings.json"
+    original = write_json(settings_file, USERS_SETTINGS)
+
+    done = run(home, "setup", "claude-code", "--dry-run")
+
+    assert done.returncode == 0, done.stderr
+    assert f"--- {settings_file}\n+++ {settings_file}\n" in done.stdout
+    assert f'+                        "command": "{ENTRY_POINT} hook stop",' in done.stdout
+    assert f"--- /dev/null\n+++ {home / '.claude.json'}\n" in done.stdout
+    assert "Dry run: nothing was written." in done.stdout
+    assert settings_file.read_text() == original
+    assert not (home / ".claude.json").exists()
+    assert not list(home.rglob("*.memesh-backup"))
+
+
+def test_uninstall_removes_exactly_memeshs_entries(home: Path) -> None:
+    write_json(home / ".claude" / "settings.json", USERS_SETTINGS)
+    write_json(home / ".claude.json", USERS_CLAUDE_JSON)
+    setup(home, "claude-code")
+
+    report = setup(home, "claude-code", "--uninstall")
+
+    assert report["action"] == "uninstall" and report["changed"] is True
+    assert json.loads((home / ".claude" / "settings.json").read_text()) == USERS_SETTINGS
+    assert json.loads((home / ".claude.json").read_text()) == USERS_CLAUDE_JSON
+    # Nothing of memesh's left: a second uninstall has nothing to do.
+    assert setup(home, "claude-code", "--uninstall")["changed"] is False
+
+
+def test_a_file_that_is_not_json_is_refused_and_nothing_is_written(home: Path) -> None:
+    settings_file = home / ".claude" / "settings.json"
+    write_json(settings_file, USERS_SETTINGS)
+    settings_text = settings_file.read_text()
+    state_file = home / ".claude.json"
+    state_file.write_text('{"numStartups": 42, // a comment\n}')  # JSON has no comments
+
+    as_json = run(home, "setup", "claude-code", "--json")
+    as_text = run(home, "setup", "claude-code")
+
+    assert (as_json.returncode, as_text.returncode) == (1, 1)
+    assert as_json.stdout == ""
+    failure = json.loads(as_json.stderr.strip().splitlines()[-1])
+    assert failure["success"] is False and failure["errorCode"] == "setup.invalid-config"
+    assert str(state_file) in failure["error"] and "not valid JSON" in failure["error"]
+    assert "not valid JSON (line 1" in as_text.stderr
+    # The file read first, which was valid, was not written either.
+    assert settings_file.read_text() == settings_text
+    assert state_file.read_text() == '{"numStartups": 42, // a comment\n}'
+    assert not list(home.rglob("*.memesh-backup"))
+
+
+def test_the_project_scope_writes_the_repositorys_own_files(home: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "pkg").mkdir(parents=True)
+
+    report = setup(home, "claude-code", "--project", cwd=repo / "src" / "pkg")
+
+    assert {f["path"] for f in report["files"]} == {
+        str(repo / ".claude" / "settings.json"),
+        str(repo / ".mcp.json"),
+    }
+    settings = json.loads((repo / ".claude" / "settings.json").read_text())
+    assert len(memesh_commands(settings)) == HOOKS
+    servers = json.loads((repo / ".mcp.json").read_text())["mcpServers"]
+    assert servers["memesh"]["command"] == ENTRY_POINT
+    assert not list(home.iterdir())  # the user's own files are untouched
+
+
+def test_a_symlinked_settings_file_is_written_through_and_stays_a_link(home: Path) -> None:
+    """A dotfiles repository links ~/.claude/settings.json to its own copy."""
+    real = home / "dotfiles" / "claude-settings.json"
+    write_json(real, USERS_SETTINGS)
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").symlink_to(real)
+
+    setup(home, "claude-code")
+
+    assert (home / ".claude" / "settings.json").is_symlink()
+    assert len(memesh_commands(json.loads(real.read_text()))) == HOOKS
+
+
+def test_a_projects_file_that_leads_outside_the_project_is_refused(
+    home: Path, tmp_path: Path
+) -> None:
+    """A repository's `.claude` could point at any JSON file of the user's."""
+    write_json(home / ".claude" / "settings.json", USERS_SETTINGS)
+    original = (home / ".claude" / "settings.json").read_text()
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".claude").symlink_to(home / ".claude")
+
+    done = run(home, "setup", "claude-code", "--project", "--json", cwd=repo)
+
+    assert done.returncode == 1
+    assert json.loads(done.stderr.strip().splitlines()[-1])["errorCode"] == "setup.invalid-config"
+    assert (home / ".claude" / "settings.json").read_text() == original
+    assert not (repo / ".mcp.json").exists()
+
+
+# --- Codex, Gemini CLI, Cursor -------------------------------------------------------------------
+
+CODEX_CONFIG = """\
+# Codex settings, by hand
+model = "o4-mini"  # the fast one
+
+[mcp_servers.docs]
+command = "docs-mcp"
+args = ["--stdio"]
+"""
+
+
+def test_codex_gets_its_toml_server_and_the_hooks_and_keeps_its_comments(home: Path) -> None:
+    config_file = home / ".codex" / "config.toml"
+    config_file.parent.mkdir()
+    config_file.write_text(CODEX_CONFIG)
+
+    setup(home, "codex")
+
+    text = config_file.read_text()
+    assert text.startswith(CODEX_CONFIG)  # the user's lines, comments and all, first
+    config = tomllib.loads(text)
+    assert config["mcp_servers"]["docs"] == {"command": "docs-mcp", "args": ["--stdio"]}
+    assert config["mcp_servers"]["memesh"] == {"command": ENTRY_POINT, "args": ["mcp"]}
+    hooks = json.loads((home / ".codex" / "hooks.json").read_text())
+    assert len(memesh_commands(hooks)) == HOOKS
+
+    setup(home, "codex", "--uninstall")
+
+    assert config_file.read_text() == CODEX_CONFIG
+    assert not (home / ".codex" / "hooks.json").exists()  # it held memesh's hooks alone
+    assert (home / ".codex" / "hooks.json.memesh-backup").exists()
+
+
+@pytest.mark.parametrize(
+    ("host", "relative"),
+    [("gemini", ".gemini/settings.json"), ("cursor", ".cursor/mcp.json")],
+)
+def test_gemini_and_cursor_get_the_mcp_server_beside_the_users_own(
+    home: Path, host: str, relative: str
+) -> None:
+    theirs = {"theme": "dark", "mcpServers": {"other": {"command": "other-mcp"}}}
+    config_file = home / relative
+    write_json(config_file, theirs, indent=2)
+
+    report = setup(home, host)
+
+    assert [f["role"] for f in report["files"]] == ["mcp"]
+    written = json.loads(config_file.read_text())
+    assert (
+        written["theme"] == "dark"
+        and written["mcpServers"]["other"] == theirs["mcpServers"]["other"]
+    )
+    assert written["mcpServers"]["memesh"] == {"command": ENTRY_POINT, "args": ["mcp"]}
+    setup(home, host, "--uninstall")
+    assert json.loads(config_file.read_text()) == theirs
+
+
+# --- what the hosts will run ---------------------------------------------------------------------
+
+SERVER_OF = {
+    "claude-code": lambda home: json.loads((home / ".claude.json").read_text())["mcpServers"],
+    "codex": lambda home: tomllib.loads((home / ".codex" / "config.toml").read_text())[
+        "mcp_servers"
+    ],
+    "gemini": lambda home: json.loads((home / ".gemini" / "settings.json").read_text())[
+        "mcpServers"
+    ],
+    "cursor": lambda home: json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"],
+}
+
+
+@pytest.mark.parametrize("host", list(SERVER_OF))
+def test_the_written_mcp_command_starts_memesh_mcp(home: Path, host: str) -> None:
+    setup(home, host)
+    server = SERVER_OF[host](home)["memesh"]
+    project = home / "project"
+    project.mkdir()
+    # As the host starts it: the command and arguments from its file, in the project folder.
+    params = StdioServerParameters(
+        command=server["command"], args=server["args"], env=env_for(home), cwd=str(project)
+    )
+
+    async def session() -> set[str]:
+        with anyio.fail_after(SESSION_DEADLINE):
+            async with Client(
+                params, mode="legacy", client_info=mcp_checks.client_info()
+            ) as client:
+                return {tool.name for tool in (await client.list_tools()).tools}
+
+    tools = anyio.run(session)
+
+    assert {"remember", "recall", "briefing"} <= tools
+
+
+# --- memesh doctor -------------------------------------------------------------------------------
+
+
+def integrations(home: Path, cwd: Path | None = None) -> dict[str, dict[str, Any]]:
+    done = run(home, "doctor", "--json", "--no-probe", cwd=cwd)
+    assert done.returncode == 0, done.stdout + done.stderr  # an integration never fails it
+    return {check["name"]: check for check in json.loads(done.stdout)["integrations"]}
+
+
+def test_doctor_reports_each_integration_and_what_it_runs(home: Path) -> None:
+    setup(home, "claude-code")
+    setup(home, "cursor")
+
+    report = integrations(home)
+
+    assert list(report) == ["claude-code", "codex", "gemini", "cursor"]
+    claude = report["claude-code"]
+    assert claude["status"] == "ok" and claude["data"]["installed"] is True
+    [user] = claude["data"]["scopes"]
+    assert user["scope"] == "user" and user["mcpServer"] is True
+    assert user["hooks"] == {"expected": HOOKS, "present": HOOKS, "missing": []}
+    assert user["commands"] == [{"path": ENTRY_POINT, "exists": True, "thisMemesh": True}]
+    # Paths under the home directory are shown as ~ (a report is pasted into bug reports).
+    assert {f["path"] for f in user["files"]} == {"~/.claude/settings.json", "~/.claude.json"}
+    assert "8/8 hooks + MCP server" in claude["detail"]
+    assert report["cursor"]["status"] == "ok" and report["cursor"]["data"]["installed"] is True
+    assert report["codex"] == {
+        "name": "codex",
+        "status": "ok",
+        "detail": "not set up (`memesh setup codex` sets up Codex CLI)",
+        "data": {"installed": False, "scopes": []},
+    }
+
+
+def test_doctor_warns_about_a_missing_command_and_missing_hooks(home: Path) -> None:
+    setup(home, "claude-code")
+    state_file = home / ".claude.json"
+    state = json.loads(state_file.read_text())
+    state["mcpServers"]["memesh"]["command"] = "/gone/venv/bin/memesh"
+    state_file.write_text(json.dumps(state))
+    settings_file = home / ".claude" / "settings.json"
+    settings = json.loads(settings_file.read_text())
+    del settings["hooks"]["PreCompact"]
+    settings_file.write_text(json.dumps(settings))
+
+    claude = integrations(home)["claude-code"]
+
+    assert claude["status"] == "warn"
+    [user] = claude["data"]["scopes"]
+    assert user["hooks"]["missing"] == ["PreCompact * pre-compact"]
+    assert {"path": "/gone/venv/bin/memesh", "exists": False, "thisMemesh": False} in user[
+        "commands"
+    ]
+    assert "/gone/venv/bin/memesh does not exist" in claude["detail"]
+    assert "1 of memesh's 8 hooks are missing" in claude["detail"]
+
+
+def test_doctor_checks_the_projects_own_files_from_inside_the_repository(
+    home: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    setup(home, "gemini", "--project", cwd=repo)
+
+    inside = integrations(home, cwd=repo)["gemini"]
+    elsewhere = integrations(home)["gemini"]
+
+    assert [s["scope"] for s in inside["data"]["scopes"]] == ["project"]
+    assert elsewhere["data"]["installed"] is False
