@@ -24,6 +24,7 @@ from graph.ops.operation import CallContext, Operation
 from graph.project import project_id
 from memesh_site import update_check
 from memesh_site.redact import redact
+from proposals import doctor as dream_doctor
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ class DoctorView(APIView):
     def get(self, request: Request) -> Response:
         probe = _flag(request, "probe")
         try:
-            result = doctor.as_json(doctor.run_checks(probe=probe))
+            result = doctor.as_json(dream_doctor.run_checks(probe=probe))
         except Exception as exc:  # the suite itself failed: the reference's 500
             logger.exception("doctor suite failed")
             connection.close_if_unusable_or_obsolete()

@@ -80,5 +80,13 @@ def project_id(directory: str | os.PathLike[str] | None = None) -> str:
     return f"{name}-{digest}"
 
 
+def project_root(directory: str | os.PathLike[str] | None = None) -> Path:
+    """The folder `directory` belongs to as a project: its repository's top-level folder, or
+    the directory itself outside a repository (default: the current working directory)."""
+    start = Path(directory or os.getcwd()).resolve()
+    found = _git_dir(start)
+    return found[0] if found is not None else start
+
+
 def project_tag(project: str) -> str:
     return f"project:{project}"

@@ -1,4 +1,5 @@
-"""`memesh doctor`: what works and what does not, with the fix for each problem.
+"""`memesh doctor`: what works and what does not, with the fix for each problem (graph's
+checks, then the dream side's: proposals/doctor.py).
 
 `--fix` first repairs what the index-consistency check finds
 (graph/indexing/consistency.py), then runs every check; the exit status is that of the
@@ -14,6 +15,7 @@ from django.core.management.base import CommandParser
 
 from api.cli import MemeshCommand
 from graph import doctor
+from proposals import doctor as dream_doctor
 
 MARKS = {"ok": "✓", "warn": "!", "fail": "✗"}
 
@@ -35,7 +37,7 @@ class Command(MemeshCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         repair = doctor.fix() if options["fix"] else None
-        checks = doctor.run_checks(probe=not options["no_probe"])
+        checks = dream_doctor.run_checks(probe=not options["no_probe"])
         report = doctor.as_json(checks)
         if repair is not None:
             report["fix"] = repair.as_json()
