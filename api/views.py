@@ -24,6 +24,7 @@ from graph.ops.operation import CallContext, Operation
 from graph.project import project_id
 from memesh_site import update_check
 from memesh_site.redact import redact
+from proposals import doctor as dream_doctor
 
 logger = logging.getLogger(__name__)
 
@@ -143,7 +144,9 @@ class DoctorView(APIView):
         try:
             # The server's own user's host files; a project's are the CLI's to check (the
             # server has no caller's directory).
-            result = doctor.as_json(doctor.run_checks(probe=probe), doctor.integration_checks())
+            result = doctor.as_json(
+                dream_doctor.run_checks(probe=probe), doctor.integration_checks()
+            )
         except Exception as exc:  # the suite itself failed: the reference's 500
             logger.exception("doctor suite failed")
             connection.close_if_unusable_or_obsolete()

@@ -27,6 +27,12 @@ def envbool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use true or false)")
 
 
+def envbool_or_none(name: str) -> bool | None:
+    """An optional boolean: None when unset or empty."""
+    raw = os.environ.get(name)
+    return None if raw is None or not raw.strip() else envbool(name, False)
+
+
 def envint(name: str, default: int) -> int:
     raw = os.environ.get(name)
     if raw is None or not raw.strip():

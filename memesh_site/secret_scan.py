@@ -70,3 +70,24 @@ def find_secret(text: str) -> SecretFinding | None:
 
 def has_secret(text: str) -> bool:
     return find_secret(text) is not None
+
+
+# A detector matches where a secret starts; masking must cover all of it. A PEM block's
+# detector matches its BEGIN line, the key is the lines after it: masked through the END line
+# (or the end of the text, when the block was cut).
+_MASKED_SPANS = {
+    "private-key": re.compile(
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        re.DOTALL,
+    )
+}
+
+
+def mask_secrets(text: str) -> str:
+    """`text` with every secret any detector finds replaced by `[secret: <detector>]`: for text
+    a capture path hands to a third party (the transcript an LLM provider reads), which must
+    not carry the secret either."""
+    for name, pattern in DETECTORS:
+        text = _MASKED_SPANS.get(name, pattern).sub(f"[secret: {name}]", text)
+    return text

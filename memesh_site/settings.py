@@ -14,6 +14,7 @@ from pathlib import Path
 from memesh_site import paths
 from memesh_site.env import (
     envbool,
+    envbool_or_none,
     envfloat,
     envfloat_or_none,
     envint,
@@ -170,6 +171,15 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Writes within this window share one embedding task (graph/indexing/vectors.py: request_embedding).
 MEMESH_EMBED_DEBOUNCE_SECONDS = float(envstr("MEMESH_EMBED_DEBOUNCE_SECONDS", "0.5"))
+
+# Automatic dreams (proposals/dream_due.py, docs/dream.md): how often the worker's schedule
+# asks whether a dream is due, in seconds (0: no schedule; the Stop hook still asks).
+MEMESH_DREAM_CHECK_SECONDS = envint("MEMESH_DREAM_CHECK_SECONDS", 3600)
+# Transcript mining (proposals/transcripts.py): Claude Code's folder, as Claude Code itself
+# reads it (CLAUDE_CONFIG_DIR, else ~/.claude); its session transcripts are under projects/.
+CLAUDE_CONFIG_DIR = envpath("CLAUDE_CONFIG_DIR", Path.home() / ".claude")
+# The scheduled-mining switch: set, it wins over config.json's `transcriptMining`.
+MEMESH_TRANSCRIPT_MINING = envbool_or_none("MEMESH_TRANSCRIPT_MINING")
 
 # The SQLite driver and extension (memesh_site/db): MEMESH_SQLITE_DRIVER=sqlean forces the
 # fallback driver; MEMESH_SQLITE_VEC_PATH loads another build of sqlite-vec.

@@ -1,6 +1,6 @@
-"""What the dream flows share (the dreamer, the pattern detector, the conflict judge): the
-`language` setting, the up-front LLM check, projects of memories, memories as the prompts show
-them, and the per-run LLM call budget."""
+"""What the dream flows share (the dreamer, the pattern detector, the conflict judge, transcript
+mining, the due rules): the episodic types, the `language` setting, the LLM checks, projects
+of memories, memories as the prompts show them, and the per-run LLM call budget."""
 
 from __future__ import annotations
 
@@ -16,6 +16,20 @@ from proposals.llm.types import LLMRequest, LLMResult
 
 DIGEST_TYPE = "digest"
 NO_PROJECT = ""
+# Episodic memories: records of what happened (the hooks write most of them), what the dreamer
+# compacts and what makes a dream due (proposals/dream_due.py). The same family the briefing
+# calls "activity", plus the session-note spellings.
+EPISODIC_TYPES = (
+    "commit",
+    "session",
+    "session_summary",
+    "session-summary",
+    "session_note",
+    "session-note",
+    "session_keypoint",
+    "workflow_checkpoint",
+    "conversation",
+)
 
 
 def configured_language() -> str | None:
@@ -24,9 +38,13 @@ def configured_language() -> str | None:
     return value.strip()[:60] if isinstance(value, str) and value.strip() else None
 
 
+def llm_configured() -> bool:
+    return bool(llm_chain(config_load()))
+
+
 def require_llm() -> None:
     """Refuse up front (`llm.not-configured`) a run that would need an LLM and has none."""
-    if not llm_chain(config_load()):
+    if not llm_configured():
         raise LLMNotConfigured(
             "No LLM provider is configured: the dream flows need one. Set it with "
             '`memesh config set llm \'{"provider": "anthropic", "apiKey": "..."}\'` '

@@ -37,6 +37,7 @@ from graph.project_tags import PROJECT_TAG_PREFIX
 from proposals import prompts
 from proposals.dream_common import (
     DIGEST_TYPE,
+    EPISODIC_TYPES,
     Budget,
     configured_language,
     load_memories,
@@ -50,19 +51,6 @@ from proposals.selectors import proposal_for_sources
 from proposals.services import proposal_stage
 from proposals.validator import validate_digest
 
-# Episodic memories: records of what happened (the hooks write most of them). The same family
-# the briefing calls "activity", plus the session-note spellings.
-EPISODIC_TYPES = (
-    "commit",
-    "session",
-    "session_summary",
-    "session-summary",
-    "session_note",
-    "session-note",
-    "session_keypoint",
-    "workflow_checkpoint",
-    "conversation",
-)
 MIN_CLUSTER = 5
 # Cosine similarity to a cluster's centroid needed to join it. Same-topic work notes sit
 # around 0.5–0.7 on MiniLM; unrelated ones below 0.3.

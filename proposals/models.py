@@ -17,6 +17,8 @@ class ProposalKind(models.TextChoices):
     DIGEST = "digest"
     PATTERN_EMERGENT = "pattern_emergent"
     RELATION = "relation"
+    # A new memory (decision, lesson, fact) mined from a session transcript: no source entities.
+    MEMORY = "memory"
 
 
 class ProposalStatus(models.TextChoices):
@@ -43,7 +45,8 @@ class Proposal(models.Model):
     # a person rejects it, the same sources unchanged are not proposed again.
     sources_state = models.CharField(max_length=64, blank=True, default="", db_index=True)
     # digest / pattern_emergent: {name, type, observations, tags, validation_warnings?};
-    # relation: {from, to, relation, verdict, rationale}.
+    # relation: {from, to, relation, verdict, rationale}; memory: {name, type, title?,
+    # observations, tags, evidence?, source: {transcript, sessionId, turns, at}}.
     proposed = models.JSONField(default=dict)
     llm_model = models.CharField(max_length=200, blank=True, default="")
     prompt_version = models.CharField(max_length=50, blank=True, default="")
@@ -141,6 +144,11 @@ class TaskStatus(models.TextChoices):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+
+
+# The kind of a dream pass's TaskRun (proposals/tasks.py queues it; proposals/dream_due.py
+# reads when the last one was queued, without importing Celery).
+DREAM_RUN_KIND = "dream_run"
 
 
 class TaskRun(models.Model):

@@ -24,6 +24,7 @@ from django_htmx.middleware import HtmxDetails
 
 from graph.errors import MemeshError, NotFound
 from proposals import selectors, services
+from proposals.dream_due import dream_due
 from proposals.forms import QueueFilterForm, RejectForm
 from proposals.models import ProposalKind, ProposalStatus, ReviewChannel
 
@@ -107,8 +108,15 @@ def queue(request: HtmxHttpRequest) -> HttpResponse:
             "pending_total": len(pending),
             "reject_form": RejectForm(),
             "next": request.get_full_path(),
+            "automatic": [_run_card(run) for run in selectors.automatic_dream_runs()],
+            "due": dream_due(),
         },
     )
+
+
+def _run_card(run: dict[str, Any]) -> dict[str, Any]:
+    """An automatic dream run (selectors.automatic_dream_runs' shape) with its date parsed."""
+    return {**run, "created": datetime.fromisoformat(run["createdAt"])}
 
 
 @require_GET

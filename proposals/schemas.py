@@ -18,6 +18,9 @@ DEFAULT_WINDOW_DAYS = 14
 MAX_WINDOW_DAYS = 90
 DEFAULT_MAX_LLM_CALLS = 5
 MAX_LLM_CALLS = 20
+# Transcript mining spends one call per chunk of a session: a scheduled run catching up on
+# many sessions needs more than a dream pass.
+MAX_TRANSCRIPT_LLM_CALLS = 100
 DEFAULT_MAX_PAIRS = 20
 MAX_PAIRS = 200
 
@@ -111,12 +114,12 @@ class ProposalListItem(BaseModel):
     digest_observations_preview: list[str]
     status: Literal["pending", "applied", "rejected"]
     created_at: str
-    kind: Literal["digest", "pattern_emergent", "relation"]
+    kind: Literal["digest", "pattern_emergent", "relation", "memory"]
 
 
 class ProposalDetail(BaseModel):
     id: int
-    kind: Literal["digest", "pattern_emergent", "relation"]
+    kind: Literal["digest", "pattern_emergent", "relation", "memory"]
     project: str
     cluster_key: str
     source_ids: list[int]
@@ -139,7 +142,7 @@ class AcceptOutput(BaseModel):
     )
     sourcesArchived: int = Field(ge=0)
     sourcesLinked: int = Field(ge=0)
-    kind: Literal["digest", "pattern_emergent", "relation"]
+    kind: Literal["digest", "pattern_emergent", "relation", "memory"]
 
 
 class RejectOutput(BaseModel):

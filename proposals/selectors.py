@@ -12,7 +12,14 @@ from django.db.models import Count
 
 from graph.errors import InvalidParameter, NotFound
 from graph.models import Entity, Observation, Tag
-from proposals.models import Proposal, ProposalKind, ProposalStatus, TaskRun, TaskStatus
+from proposals.models import (
+    DREAM_RUN_KIND,
+    Proposal,
+    ProposalKind,
+    ProposalStatus,
+    TaskRun,
+    TaskStatus,
+)
 from proposals.source_state import SourceView, state_hash
 
 # The audit row of a person's reject (proposals/services.py writes it; an accept refused
@@ -173,6 +180,16 @@ def rejected_for_state(kind: str, state: str) -> Proposal | None:
     )
 
 
+def rejected_with_fingerprint(fingerprint: str) -> Proposal | None:
+    """A proposal with exactly this content a person rejected (for proposals without sources,
+    whose source state says nothing)."""
+    return (
+        Proposal.objects.filter(fingerprint=fingerprint, status=ProposalStatus.REJECTED)
+        .filter(**PERSON_REJECT)
+        .first()
+    )
+
+
 def proposal_for_sources(kind: str, source_ids: list[int]) -> Proposal | None:
     """A proposal that makes a new one of this kind over these sources pointless (checked
     before paying for an LLM call): one pending over exactly these sources — the cluster is
@@ -207,8 +224,8 @@ def task_run_detail(task_id: str | uuid.UUID) -> dict[str, Any]:
 def dream_status() -> dict[str, Any]:
     """What `memesh status` says of the dream workflow and the task queue: task runs waiting
     for a worker or on one (any kind: a reindex too), proposals waiting for review, the latest
-    dream task run, and when a proposal was last staged. A synchronous `memesh dream run`
-    records no task run: the proposals it staged are its trace."""
+    dream task run (with its trigger), and when a proposal was last staged. A synchronous
+    `memesh dream run` records no task run: the proposals it staged are its trace."""
     waiting = dict(
         TaskRun.objects.filter(status__in=[TaskStatus.QUEUED, TaskStatus.RUNNING])
         .values_list("status")
@@ -225,15 +242,30 @@ def dream_status() -> dict[str, Any]:
             "running": waiting.get(TaskStatus.RUNNING, 0),
         },
         "proposalsPending": Proposal.objects.filter(status=ProposalStatus.PENDING).count(),
-        "lastDream": None
-        if last is None
-        else {
-            "id": str(last.pk),
-            "kind": last.kind,
-            "status": last.status,
-            "errorCode": last.error_code or None,
-            "createdAt": last.created_at.isoformat(),
-            "finishedAt": _iso(last.finished_at),
-        },
+        "lastDream": None if last is None else _dream_run(last),
         "lastProposalAt": _iso(staged.first()),
     }
+
+
+def _dream_run(run: TaskRun) -> dict[str, Any]:
+    result = run.result if isinstance(run.result, dict) else {}
+    return {
+        "id": str(run.pk),
+        "kind": run.kind,
+        "status": run.status,
+        # Who queued it: "stop-hook" or "schedule" (proposals/dream_due.py); None for a run a
+        # client asked for (POST /v1/dream/run {"async": true}).
+        "trigger": (run.params or {}).get("trigger"),
+        "errorCode": run.error_code or None,
+        "proposalsCreated": result.get("proposalsCreated"),
+        "createdAt": run.created_at.isoformat(),
+        "finishedAt": _iso(run.finished_at),
+    }
+
+
+def automatic_dream_runs(limit: int = 5) -> list[dict[str, Any]]:
+    """The latest dream runs the Stop hook or the schedule queued, newest first."""
+    runs = TaskRun.objects.filter(kind=DREAM_RUN_KIND, params__has_key="trigger").order_by(
+        "-created_at"
+    )[:limit]
+    return [_dream_run(run) for run in runs]

@@ -36,7 +36,7 @@ from proposals.models import (
     TaskStatus,
 )
 from proposals.schemas import MAX_REASON_CHARS
-from proposals.selectors import rejected_for_state, sources_state
+from proposals.selectors import rejected_for_state, rejected_with_fingerprint, sources_state
 
 # Provenance of what an accept writes: the dream pipeline made it, a person let it in.
 SOURCE_HOST = "dream"
@@ -74,7 +74,8 @@ def proposal_stage(
 ) -> tuple[Proposal, bool]:
     """Stage a pending proposal (created True). Instead (created False): an identical pending
     one is returned, or one of this kind a person rejected while these sources were as they
-    are now — a rejection is not undone by asking the model again."""
+    are now — a rejection is not undone by asking the model again. A proposal without sources
+    (a mined memory) has no source state: the same content a person rejected is its match."""
     if kind not in ProposalKind.values:
         raise InvalidInput(f"unknown proposal kind {kind!r}", field="kind")
     fingerprint = proposal_fingerprint(kind, source_ids, proposed)
@@ -84,7 +85,9 @@ def proposal_stage(
     if existing is not None:
         return existing, False
     state = sources_state(source_ids)
-    rejected = rejected_for_state(kind, state)
+    rejected = (
+        rejected_for_state(kind, state) if source_ids else rejected_with_fingerprint(fingerprint)
+    )
     if rejected is not None:
         return rejected, False
     proposal = Proposal.objects.create(
@@ -168,6 +171,7 @@ def proposal_accept(
       evidence memory still active; archives nothing.
     - relation: creates the relation between the two (still active) memories; `supersedes`
       archives the superseded one, as remember does.
+    - memory (mined from a transcript): creates the memory; it has no sources.
 
     A proposal that can no longer claim any source (all archived — summarised by another
     digest or forgotten — or deleted) raises OperationFailed and is left rejected; its audit
@@ -356,10 +360,22 @@ def _apply_relation(proposal: Proposal) -> dict[str, Any]:
     }
 
 
+def _apply_memory(proposal: Proposal) -> dict[str, Any]:
+    name = _create_entity(proposal.proposed or {}, "fact")
+    return {
+        "proposalId": proposal.pk,
+        "digestEntityName": name,
+        "sourcesArchived": 0,
+        "sourcesLinked": 0,
+        "kind": proposal.kind,
+    }
+
+
 _APPLY: dict[ProposalKind, Callable[[Proposal], dict[str, Any]]] = {
     ProposalKind.DIGEST: _apply_digest,
     ProposalKind.PATTERN_EMERGENT: _apply_pattern,
     ProposalKind.RELATION: _apply_relation,
+    ProposalKind.MEMORY: _apply_memory,
 }
 
 

@@ -18,17 +18,19 @@ from graph.indexing import reindex
 from memesh_site.celery import app
 from proposals import conflicts, dreamer, patterns
 from proposals.config import ConfigChange
-from proposals.models import TaskRun
+from proposals.models import DREAM_RUN_KIND, TaskRun
 from proposals.services import task_run_execute
 
-KIND_RUN = "dream_run"
+KIND_RUN = DREAM_RUN_KIND
 KIND_PATTERNS = "dream_patterns"
 KIND_CONFLICTS = "dream_conflicts"
 KIND_REINDEX = "reindex"
 
 
 def _run(params: dict[str, Any]) -> dict[str, Any]:
-    return dreamer.dream_run(**params)
+    # `trigger` (stop-hook, schedule: proposals/dream_due.py) says who queued the run; it is
+    # read from the TaskRun by `memesh status` and the review page, not by the dreamer.
+    return dreamer.dream_run(**{k: v for k, v in params.items() if k != "trigger"})
 
 
 def _patterns(params: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ process), e2e/ (real OS processes).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -92,3 +93,21 @@ def llm() -> Iterator[FakeLLMServer]:
         llm_provider(server, model="fake-openai-large"),
     ):
         yield server
+
+
+@pytest.fixture
+def transcript_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A project folder (not a repository) and a Claude folder of the test's own
+    (CLAUDE_CONFIG_DIR) at `<project>/../claude`, with no transcript installed yet
+    (tests/transcripts.py installs them) and no mining state before or after."""
+    from django.conf import settings
+
+    from proposals.mining_state import state_path
+
+    project = (tmp_path / "project").resolve()
+    project.mkdir()
+    monkeypatch.setattr(settings, "CLAUDE_CONFIG_DIR", tmp_path / "claude")
+    monkeypatch.setattr(settings, "MEMESH_TRANSCRIPT_MINING", None)
+    state_path().unlink(missing_ok=True)
+    yield project
+    state_path().unlink(missing_ok=True)

@@ -236,7 +236,9 @@ def test_serve_starts_its_worker_with_one_line_and_no_celery_banner(serve_log: P
 
     # (The test's own folder is named after it: it says "worker" too.)
     lines = output.replace(str(serve_log.parent), "<tmp>").splitlines()
-    assert [line for line in lines if "worker" in line.lower()] == [READY + "<tmp>/home/celery"]
+    assert [line for line in lines if "worker" in line.lower()] == [
+        READY + "<tmp>/home/celery, dream check every 3600 s"
+    ]
     assert not [piece for piece in BANNER if piece in output], output
     assert "SecurityWarning" not in output
 

@@ -12,13 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
+from django.utils import timezone
 
 from graph.embedding import provider
 from graph.indexing import vectors
+from proposals import mining_state
+from proposals.config import config_update
 from tests.fakes.embedding_server import FakeEmbeddingServer
 from tests.helpers import remember
 from tests.processes import memesh_env, run_python
+from tests.transcripts import install
 from tests.vector_support import FAKE_MODEL, use_embedder, use_fake_openai
 
 pytestmark = pytest.mark.clean_indexes  # conftest's _clean_indexes
@@ -241,3 +246,53 @@ def test_the_cli_and_rest_doctor_mask_a_planted_key_the_same_way(client) -> None
     assert KEY not in masked and KEY[3:] not in masked and home not in masked
     assert masked.startswith("auth: Authorization: Bearer *** token=***")
     assert "~/.memesh/knowledge-graph.db" in masked
+
+
+# --- scheduled transcript mining (proposals/doctor.py) ----------------------------------------
+
+
+@pytest.mark.django_db
+def test_scheduled_transcript_mining_is_reported_off_with_how_to_turn_it_on(
+    transcript_project: Path,
+) -> None:
+    _, report = doctor("--no-probe")
+
+    mining = check(report, "Scheduled transcript mining")
+    assert mining["status"] == "ok"
+    assert mining["detail"].startswith("off (transcriptMining is unset): a scheduled --if-due")
+    assert "memesh config set transcriptMining true" in mining["detail"]
+    assert mining["data"]["enabled"] is False
+
+
+@pytest.mark.django_db
+def test_scheduled_transcript_mining_on_without_an_llm_is_a_warning(
+    transcript_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+
+    monkeypatch.setattr(settings, "MEMESH_TRANSCRIPT_MINING", True)
+
+    status, report = doctor("--no-probe")
+
+    mining = check(report, "Scheduled transcript mining")
+    assert status == 0
+    assert mining["status"] == "warn"
+    assert "on (MEMESH_TRANSCRIPT_MINING=1), but no LLM is configured" in mining["detail"]
+
+
+@pytest.mark.django_db
+def test_scheduled_transcript_mining_on_names_when_each_project_was_mined(
+    transcript_project: Path, llm: Any
+) -> None:
+
+    config_update({"transcriptMining": True})
+    install(settings.CLAUDE_CONFIG_DIR, transcript_project)
+    mining_state.record_run("acme/app", timezone.now())
+
+    _, report = doctor("--no-probe")
+
+    mining = check(report, "Scheduled transcript mining")
+    assert mining["status"] == "ok"
+    assert mining["detail"].startswith(
+        "on (transcriptMining true); last mined: acme/app 0.0 h ago."
+    )
+    assert list(mining["data"]["lastMined"]) == ["acme/app"]

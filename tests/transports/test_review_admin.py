@@ -19,7 +19,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from graph.models import Entity, Status
-from proposals.models import Proposal, ProposalReview, ProposalStatus
+from proposals.models import Proposal, ProposalReview, ProposalStatus, TaskRun, TaskStatus
+from proposals.services import proposal_stage
 from tests.dreams import PASSWORD, make_user, source_statuses, stage_digest, stage_relation
 
 pytestmark = pytest.mark.django_db
@@ -380,6 +381,51 @@ def test_the_queue_filters_by_kind_and_project(reviewer_client: Client) -> None:
     assert listed(project="beta") == [beta.pk]
     assert listed(kind="relation") == [relation.pk]
     assert listed(kind="digest", project="alpha") == [alpha.pk]
+
+
+def test_the_queue_says_whether_a_dream_is_due_and_lists_the_last_automatic_runs(
+    reviewer_client: Client, llm: Any
+) -> None:
+
+    TaskRun.objects.create(
+        kind="dream_run",
+        params={"trigger": "schedule"},
+        status=TaskStatus.SUCCEEDED,
+        result={"proposalsCreated": 2},
+    )
+    TaskRun.objects.create(kind="dream_run", params={"project": "alpha"})  # a client's run
+
+    response = reviewer_client.get(reverse("proposals:queue"))
+
+    [run] = response.context["automatic"]
+    assert (run["trigger"], run["status"], run["proposalsCreated"]) == ("schedule", "succeeded", 2)
+    text = " ".join(re.sub(r"<[^>]+>", " ", response.content.decode()).split())
+    assert "Automatic dreams (the Stop hook and the worker's schedule): not due — the last " in text
+    assert re.search(r"Last runs: schedule \S+ \S+ succeeded, 2 proposals", text), text
+
+
+def test_a_mined_memory_is_shown_with_its_session_and_evidence(reviewer_client: Client) -> None:
+
+    proposal, _ = proposal_stage(
+        kind="memory",
+        project="alpha",
+        cluster_key="transcript:s1:0-4",
+        source_ids=[],
+        proposed={
+            "name": "use-wal",
+            "type": "decision",
+            "observations": ["Writes begin IMMEDIATE."],
+            "evidence": "switch every write to BEGIN IMMEDIATE",
+            "source": {"transcript": "claude-code", "sessionId": "s1", "turns": [0, 4], "at": "t"},
+        },
+    )
+
+    html = reviewer_client.get(reverse("proposals:detail", args=[proposal.pk])).content.decode()
+
+    assert "From a session transcript" in html
+    assert "<code>s1</code>" in html and "turns 0–4" in html
+    assert "switch every write to BEGIN IMMEDIATE" in html
+    assert "accepting creates this decision" in html
 
 
 def test_an_htmx_reject_with_too_long_a_reason_keeps_the_card_with_the_error(

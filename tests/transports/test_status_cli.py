@@ -174,6 +174,40 @@ def test_queued_tasks_proposals_to_review_and_the_last_dream_are_reported() -> N
 
 
 @pytest.mark.django_db
+def test_a_dream_queued_automatically_shows_its_trigger_and_whether_the_next_is_due(
+    llm: Any,
+) -> None:
+    TaskRun.objects.create(
+        kind="dream_run",
+        params={"trigger": "stop-hook"},
+        status=TaskStatus.SUCCEEDED,
+        created_at=timezone.now() - timedelta(hours=2),
+        finished_at=timezone.now() - timedelta(hours=2),
+        result={"proposalsCreated": 1},
+    )
+
+    report = status_json()
+
+    assert report["lastDream"]["task"]["trigger"] == "stop-hook"
+    auto = report["automaticDreams"]
+    assert (auto["llmConfigured"], auto["due"], auto["checkEverySeconds"]) == (True, False, 3600)
+    assert auto["reason"].startswith("the last dream was 2.0 h ago")
+    assert [r["trigger"] for r in auto["recent"]] == ["stop-hook"]
+    text = status_text()
+    assert "last dream  dream_run succeeded 2 h ago (queued by the stop-hook)" in text
+    assert (
+        "auto dream  asked by the Stop hook and the worker every 1 h · not due: the last dream "
+        "was 2.0 h ago" in text
+    )
+
+
+@pytest.mark.django_db
+def test_automatic_dreams_are_off_without_an_llm() -> None:
+    assert status_json()["automaticDreams"]["llmConfigured"] is False
+    assert "auto dream  off: no LLM is configured" in status_text()
+
+
+@pytest.mark.django_db
 def test_an_empty_home_reports_zeros_and_no_dream() -> None:
     report = status_json()
 

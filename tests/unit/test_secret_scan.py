@@ -1,11 +1,12 @@
 """The capture paths' secret detector (memesh_site/secret_scan.py) on real-looking samples:
-each kind is found and named, and ordinary engineering prose is left alone."""
+each kind is found and named, ordinary engineering prose is left alone, and masking leaves
+nothing any detector finds."""
 
 from __future__ import annotations
 
 import pytest
 
-from memesh_site.secret_scan import find_secret, has_secret
+from memesh_site.secret_scan import find_secret, has_secret, mask_secrets
 
 # Shaped like the real thing; none of these is a live credential.
 SAMPLES = [
@@ -65,3 +66,25 @@ def test_the_earliest_secret_is_the_one_reported() -> None:
     finding = find_secret(text)
     assert finding is not None
     assert (finding.detector, finding.start) == ("aws-access-key", text.index("AKIA"))
+
+
+@pytest.mark.parametrize(("detector", "text"), SAMPLES)
+def test_masking_leaves_no_secret_and_names_the_detector(detector: str, text: str) -> None:
+    masked = mask_secrets(text)
+
+    assert not has_secret(masked)
+    assert "[secret: " in masked
+
+
+def test_a_private_key_is_masked_through_its_end_line_or_the_end_of_the_text() -> None:
+    block = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----"
+
+    assert mask_secrets(f"key:\n{block}\nthen prose") == ("key:\n[secret: private-key]\nthen prose")
+    assert mask_secrets("cut -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq") == (
+        "cut [secret: private-key]"
+    )
+
+
+@pytest.mark.parametrize("text", CLEAN)
+def test_masking_leaves_ordinary_prose_as_it_is(text: str) -> None:
+    assert mask_secrets(text) == text

@@ -1,4 +1,5 @@
-"""`memesh doctor`: what works and what does not, with the fix for each problem.
+"""`memesh doctor`: what works and what does not, with the fix for each problem (graph's
+checks, then the dream side's: proposals/doctor.py).
 
 `--fix` first repairs what the index-consistency check finds
 (graph/indexing/consistency.py), then runs every check; the exit status is that of the
@@ -16,6 +17,7 @@ from django.core.management.base import CommandParser
 from api.cli import MemeshCommand, invocation_directory
 from graph import doctor
 from graph.project import project_root
+from proposals import doctor as dream_doctor
 
 MARKS = {"ok": "✓", "warn": "!", "fail": "✗"}
 
@@ -37,7 +39,7 @@ class Command(MemeshCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         repair = doctor.fix() if options["fix"] else None
-        checks = doctor.run_checks(probe=not options["no_probe"])
+        checks = dream_doctor.run_checks(probe=not options["no_probe"])
         integrations = doctor.integration_checks(project_root(invocation_directory.get()))
         report = doctor.as_json(checks, integrations)
         if repair is not None:

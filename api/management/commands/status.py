@@ -1,6 +1,7 @@
 """`memesh status`: one screen of what this MEMESH_HOME holds and what is going on — the
 database, memories by project and type, the vector index, work waiting (embeddings, queued
-tasks, proposals to review), the last dream, and whether `memesh serve` is running.
+tasks, proposals to review), the last dream and who queued it, whether automatic dreams are
+on and due (proposals/dream_due.py), and whether `memesh serve` is running.
 
 A shell habit, so it stays quick: the reads are counts (graph/status.py,
 proposals/selectors.py's `dream_status`), the embedder is never called (nor its model loaded),
@@ -22,7 +23,9 @@ from django.utils import timezone
 from api.cli import MemeshCommand
 from graph import status
 from memesh_site import paths, serve_record
-from proposals.selectors import dream_status
+from proposals.dream_common import llm_configured
+from proposals.dream_due import dream_due
+from proposals.selectors import automatic_dream_runs, dream_status
 
 SHOWN_PROJECTS = 8
 SHOWN_TYPES = 5
@@ -61,7 +64,22 @@ def status_report() -> dict[str, Any]:
             "proposals": work["proposalsPending"],
         },
         "lastDream": {"task": work["lastDream"], "lastProposalAt": work["lastProposalAt"]},
+        "automaticDreams": automatic_dreams(),
         "server": server.as_json(),
+    }
+
+
+def automatic_dreams() -> dict[str, Any]:
+    """The Stop hook's and the worker schedule's dreams: whether they can run (an LLM), how
+    often the worker checks, whether one is due now and why, and the last ones queued."""
+    due = dream_due()
+    return {
+        "llmConfigured": llm_configured(),
+        "checkEverySeconds": max(settings.MEMESH_DREAM_CHECK_SECONDS, 0),
+        "due": due.due,
+        "reason": due.reason,
+        "episodicSince": due.episodic_since,
+        "recent": automatic_dream_runs(),
     }
 
 
@@ -149,12 +167,34 @@ def _dream_line(last: dict[str, Any]) -> str:
     if task is not None:
         when = _ago(task["finishedAt"] or task["createdAt"])
         failed = f" ({task['errorCode']})" if task["errorCode"] else ""
-        parts.append(f"{task['kind']} {task['status']}{failed} {when}")
+        by = f" (queued by the {task['trigger']})" if task.get("trigger") else ""
+        parts.append(f"{task['kind']} {task['status']}{failed} {when}{by}")
     if staged is not None:
         parts.append(f"last proposal staged {_ago(staged)}")
     if not parts:
         return "last dream  none recorded (`memesh dream run` proposes digests for review)"
     return "last dream  " + " · ".join(parts)
+
+
+def _auto_line(auto: dict[str, Any]) -> str:
+    if not auto["llmConfigured"]:
+        return "auto dream  off: no LLM is configured (`memesh config set llm …`)"
+    every = auto["checkEverySeconds"]
+    by = (
+        f"the Stop hook and the worker every {_every(every)}"
+        if every
+        else "the Stop hook (the worker's schedule is off: MEMESH_DREAM_CHECK_SECONDS=0)"
+    )
+    state = f"due: {auto['reason']}" if auto["due"] else f"not due: {auto['reason']}"
+    return f"auto dream  asked by {by} · {state}"
+
+
+def _every(seconds: int) -> str:
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    if seconds % 60 == 0:
+        return f"{seconds // 60} min"
+    return f"{seconds} s"
 
 
 def _server_line(server: dict[str, Any]) -> str:
@@ -175,5 +215,6 @@ def render(report: dict[str, Any]) -> list[str]:
         f"waiting     {waiting['embeddings']} memories to embed · tasks: {tasks['queued']} "
         f"queued, {tasks['running']} running · {waiting['proposals']} proposals to review",
         _dream_line(report["lastDream"]),
+        _auto_line(report["automaticDreams"]),
         _server_line(report["server"]),
     ]

@@ -2,6 +2,11 @@
 
 Its start-up is one line of ours once it is ready. Celery's banner, its configuration dump
 and its warnings are for debugging it: they appear at `--log-level debug` only.
+
+It also runs the automatic-dream schedule (proposals/dream_beat.py) unless `--no-schedule` or
+MEMESH_DREAM_CHECK_SECONDS=0: Celery beat as a thread of this process rather than Celery's
+`-B`, which forks a beat process that would outlive a worker killed outright (the embedded
+worker's watchdog ends this process only).
 """
 
 from __future__ import annotations
@@ -53,6 +58,12 @@ class Command(MemeshCommand):
             help="debug also shows Celery's start-up banner and its warnings.",
         )
         parser.add_argument(
+            "--no-schedule",
+            action="store_true",
+            help="Do not run the automatic-dream schedule in this worker (MEMESH_DREAM_CHECK_"
+            "SECONDS=0 turns it off everywhere).",
+        )
+        parser.add_argument(
             "--parent-pid",
             type=int,
             help="Exit when this process is gone (set by `memesh serve` for its worker).",
@@ -72,9 +83,11 @@ class Command(MemeshCommand):
         concurrency: int = options["concurrency"]
         # solo pool: one embedding model per process; the work is CPU-bound batches.
         pool = "solo" if concurrency == 1 else "prefork"
+        every: int = 0 if options["no_schedule"] else settings.MEMESH_DREAM_CHECK_SECONDS
+        schedule = f", dream check every {every} s" if _start_schedule(app, every) else ""
         line = (
             f"Background worker ready{' (embedded)' if options['parent_pid'] else ''}: "
-            f"concurrency {concurrency} ({pool} pool), {broker_description()}\n"
+            f"concurrency {concurrency} ({pool} pool), {broker_description()}{schedule}\n"
         )
 
         @worker_ready.connect(weak=False)
@@ -103,3 +116,31 @@ class Command(MemeshCommand):
                 "--without-mingle",
             ]
         )
+
+
+def _start_schedule(app: Any, every_seconds: int) -> bool:
+    """Have this worker run beat, in a thread, with the dream check; False when off."""
+    from celery import bootsteps
+    from celery.beat import EmbeddedService
+
+    from proposals import dream_beat
+
+    entries = dream_beat.beat_schedule(every_seconds)
+    if not entries:
+        return False
+    app.conf.beat_schedule = entries
+    filename = str(dream_beat.schedule_file(paths.memesh_home()))
+
+    class ScheduleThread(bootsteps.StartStopStep):
+        label = "memesh dream schedule"
+
+        def create(self, worker: Any) -> Any:
+            return EmbeddedService(
+                worker.app,
+                thread=True,
+                schedule_filename=filename,
+                scheduler_cls=dream_beat.DreamScheduler,
+            )
+
+    app.steps["worker"].add(ScheduleThread)
+    return True

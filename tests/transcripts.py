@@ -1,0 +1,61 @@
+"""Fake Claude Code transcript folders for the transcript-mining tests: the fixture sessions of
+tests/fixtures/transcripts/ installed under a Claude folder of the test's own, as Claude Code
+lays them out (`<claude>/projects/<slug>/<session-id>.jsonl`), with their recorded `cwd` set
+to the test's project folder.
+
+The fixtures (JSONL in Claude Code's record format, `@PROJECT@` standing for the project folder):
+- decisions.jsonl: two decisions, amid what is not conversation — a /clear command, a meta
+  caveat, a system reminder, thinking, a tool call and its result, a sidechain (subagent) record,
+  an interruption — and a last line still being written;
+- secret.jsonl: a lesson, in a conversation where the user pasted an API key;
+- duplicate.jsonl: a lesson the graph already holds (DUPLICATE_LESSON), and a new fact.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from proposals.transcripts import slug
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+SESSION_IDS = {
+    "decisions": "0b9d8a2e-5c1f-4a3e-9f6d-1a2b3c4d5e01",
+    "secret": "0b9d8a2e-5c1f-4a3e-9f6d-1a2b3c4d5e02",
+    "duplicate": "0b9d8a2e-5c1f-4a3e-9f6d-1a2b3c4d5e03",
+}
+PASTED_KEY = "sk-proj-Zq8xW3vN5tR7yU1iO9pA2sD4fG6hJ8kL0"  # in secret.jsonl; not a real key
+DUPLICATE_LESSON = (
+    "The parser tests are flaky because they depend on dictionary order in the fixture "
+    "loader; sorting the fixture keys makes them stable."
+)
+
+
+def install(claude: Path, project: Path, *names: str, started_in: Path | None = None) -> Path:
+    """Copy these fixture sessions (all when none is named) into `claude`'s projects folder
+    as sessions started in `started_in` (default `project`), their `cwd` set to it; the
+    session folder."""
+    where = started_in or project
+    folder = claude / "projects" / slug(where)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names or tuple(SESSION_IDS):
+        text = (FIXTURES / f"{name}.jsonl").read_text()
+        (folder / f"{SESSION_IDS[name]}.jsonl").write_text(text.replace("@PROJECT@", str(where)))
+    return folder
+
+
+def append_turns(session_file: Path, session_id: str, cwd: Path, *texts: str) -> None:
+    """Append user turns to a session, as Claude Code does while it goes on."""
+    with session_file.open("a") as handle:
+        handle.write("\n")  # after a last line that was still being written
+        for n, text in enumerate(texts):
+            record = {
+                "type": "user",
+                "sessionId": session_id,
+                "cwd": str(cwd),
+                "isSidechain": False,
+                "uuid": f"more-{n}",
+                "timestamp": f"2026-11-25T08:00:0{n}.000Z",
+                "message": {"role": "user", "content": text},
+            }
+            handle.write(json.dumps(record) + "\n")
