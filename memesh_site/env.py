@@ -27,6 +27,14 @@ def envbool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use true or false)")
 
 
+def envbool_or_none(name: str) -> bool | None:
+    """An optional boolean: None when unset or empty (the setting then decides)."""
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return None
+    return envbool(name, False)
+
+
 def envint(name: str, default: int) -> int:
     raw = os.environ.get(name)
     if raw is None or not raw.strip():
