@@ -170,11 +170,20 @@ def read_transcript(path: Path) -> Transcript:
 # --- what happened: the session's evidence ----------------------------------------------------
 
 
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()[:MESSAGE_CHARS]
-    return "(no message)"
+_ERROR_WORDS = re.compile(
+    r"(?i)\b(?:error|failed|failure|exception|fatal|denied|not found|no such|cannot|refused|"
+    r"timed out)\b"
+)
+
+
+def _error_line(text: str) -> str:
+    """The line of a tool's output that says what went wrong: the first naming an error,
+    else the last one (test runners and compilers end with the verdict)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "(no message)"
+    named = next((line for line in lines if _ERROR_WORDS.search(line)), lines[-1])
+    return named[:MESSAGE_CHARS]
 
 
 def _normalised(command: str) -> str:
@@ -212,10 +221,10 @@ def session_evidence(transcript: Transcript, session_id: str) -> SessionEvidence
                 if call.command
                 else posixpath.basename(call.file)
             )
-            evidence.errors.append(ErrorSignal(call.name, subject, _first_line(call.result)))
+            evidence.errors.append(ErrorSignal(call.name, subject, _error_line(call.result)))
             if call.command:
                 failing.setdefault(
-                    _normalised(call.command), (_first_line(call.result), len(edited_since))
+                    _normalised(call.command), (_error_line(call.result), len(edited_since))
                 )
         elif call.is_error is False and call.command:
             key = _normalised(call.command)

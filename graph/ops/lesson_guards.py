@@ -104,11 +104,20 @@ def recorded_commands(observations: list[str]) -> list[list[str]]:
     return found
 
 
-def _fix(observations: list[str]) -> str | None:
+def _field(observations: list[str], prefix: str) -> str | None:
+    """The text of the first `<prefix> …` observation (learn writes `Error:`, `Fix:`, …)."""
     for observation in observations:
-        if observation.strip().lower().startswith("fix:"):
-            return observation.strip()[4:].strip()
+        if observation.strip().lower().startswith(prefix):
+            return observation.strip()[len(prefix) :].strip()
     return None
+
+
+def _fix(observations: list[str]) -> str | None:
+    return _field(observations, "fix:")
+
+
+def _error(observations: list[str]) -> str | None:
+    return _field(observations, "error:")
 
 
 def command_guards(*, project: str | None, command: str) -> tuple[str, list[int]]:
@@ -132,7 +141,7 @@ def command_guards(*, project: str | None, command: str) -> tuple[str, list[int]
         suffix = f"— matched `{clean(' '.join(hit), 80)}`" + (
             f"; fix: {clean(fix, 200)}" if fix else ""
         )
-        label = clean(doc.title or next(iter(doc.observations), doc.name))
+        label = clean(doc.title or _error(doc.observations) or doc.name)
         lines.append(memory_line(doc.type, label, doc.id, suffix))
         cited.append(doc.id)
         if len(lines) == MAX_GUARDS_SHOWN:
