@@ -8,6 +8,12 @@ CLI would (same parser, output, exit status; graph/.. sees the caller's working 
 the project's), and this process only relays the answer. Python starts, reads one file,
 makes one loopback request, and exits.
 
+`memesh hook <event>` (Claude Code's hooks, which must answer fast) is forwarded too, with its
+standard input: the process reads it (at most MAX_STDIN_BYTES) and sends it as the request's
+`stdin`, which the server gives the command as its own (api/cli_runner.py). The hook's
+entry point (memesh_site/hook_entry.py) keeps what it read, so a hook the server cannot take
+runs in process on the same input.
+
 This module runs before Django is imported, so it uses the standard library only.
 
 Which server: `memesh serve` records itself in RUNTIME_FILENAME (memesh_site/serve_record.py:

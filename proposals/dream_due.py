@@ -20,9 +20,9 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from graph.errors import OperationFailed
 from graph.models import Entity, Status
-from proposals.config import config_load
-from proposals.llm.chain import llm_chain
+from memesh_site import config_store
 from proposals.models import TaskRun
 
 MIN_EPISODIC = 10
@@ -52,9 +52,21 @@ class DreamDue:
     task_id: str | None = None
 
 
+def _llm_configured() -> bool:
+    try:
+        config = config_store.load()
+    except config_store.ConfigUnreadable as exc:
+        raise OperationFailed(exc.summary) from None
+    if not (config.get("llm") or config.get("llmFallbacks")):
+        return False  # the usual answer, without importing the LLM layer (httpx: ~0.25 s)
+    from proposals.llm.chain import llm_chain
+
+    return bool(llm_chain(config))
+
+
 def enqueue_dream_if_due(*, trigger: str) -> DreamDue:
     """Queue a dream pass when one is due (the module docstring); say why not otherwise."""
-    if not llm_chain(config_load()):
+    if not _llm_configured():
         return DreamDue(False, "no LLM configured")
     now = timezone.now()
     with transaction.atomic():

