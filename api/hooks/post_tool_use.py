@@ -12,6 +12,7 @@ Capture off (autoCapture): the commit is not stored; the reminders still run.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -24,9 +25,11 @@ from graph.ops.capture import auto_capture_enabled
 from graph.ops.commit_capture import CommitDropped, commit_capture
 
 EVENT = "PostToolUse"
-# A quiet commit (`git commit -q`) prints no hash: HEAD is taken only when git made it this
-# recently, so a failed commit never records an older one.
+# A quiet commit (`git commit -q -m …`) prints no hash: HEAD is taken only when git made it
+# this recently and its subject is in the command, so a commit that failed never records an
+# older one.
 RECENT_HEAD_SECONDS = 120
+NOTHING_COMMITTED = re.compile(r"nothing (?:added )?to commit|no changes added to commit")
 REMINDED_TOOLS = {
     "ExitPlanMode": "a plan was just approved",
     "AskUserQuestion": "the user just answered a question",
@@ -52,14 +55,18 @@ def capture_commit(payload: HookPayload) -> HookReply:
     response = payload.tool_response
     if isinstance(response, dict) and (response.get("interrupted") or response.get("is_error")):
         return HookReply()
-    printed = COMMIT_LINE.search(_output(response))
-    cwd = Path(payload.cwd)
-    found = commit_facts(cwd, printed.group(2) if printed else "HEAD")
+    output = _output(response)
+    printed = COMMIT_LINE.search(output)
+    if printed is None and NOTHING_COMMITTED.search(output):
+        return HookReply()
+    found = commit_facts(Path(payload.cwd), printed.group(2) if printed else "HEAD")
     if found is None:
         return HookReply()
     facts, committed_at = found
-    if printed is None and time.time() - committed_at > RECENT_HEAD_SECONDS:
-        return HookReply()
+    if printed is None and (
+        time.time() - committed_at > RECENT_HEAD_SECONDS or facts.subject not in command
+    ):
+        return HookReply()  # HEAD may be an older commit: only a fresh one with this message
     stored = commit_capture(facts=facts, project=payload.project, session_id=payload.session_id)
     if isinstance(stored, CommitDropped):
         return HookReply(notes=[Note("dropped", "commit", detector=stored.detector)])

@@ -48,14 +48,12 @@ class CommitDropped:
 
 def _name_for(commit_hash: str) -> str:
     """`commit-<7 hex>`, or a longer prefix when that name belongs to another commit."""
-    for length in (7, 12, 40):
+    for length in (7, 12):
         name = f"commit-{commit_hash[:length]}"
         held = Entity.objects.filter(name=name).values_list("metadata", flat=True).first()
         if held is None or (isinstance(held, dict) and held.get("hash") == commit_hash):
             return name
-        if not isinstance(held, dict) or "hash" not in held:
-            # A hand-made `commit-<7>` (no hash recorded): why finds it by name; leave it be.
-            continue
+        # Held by another commit, or by a hand-made memory with no hash: leave it be.
     return f"commit-{commit_hash}"
 
 

@@ -302,9 +302,23 @@ def test_a_git_commit_through_the_hook_is_what_memesh_why_names(env: Env) -> Non
     assert f"memory: [commit] commit-{sha[:7]}" in text and f"session {env.sid('s-commit')}" in text
 
 
-def test_output_that_only_looks_like_a_commit_is_not_captured(env: Env) -> None:
+def test_a_quiet_commit_is_captured_and_output_that_only_looks_like_one_is_not(env: Env) -> None:
+    env.repo.write("src/quiet.py", "Q = 1\n")
+    sha = env.repo.commit("Add the quiet module")
+    quiet = {"command": 'git commit -q -m "Add the quiet module"', "description": "Commit"}
+    printed_nothing = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
+    payload = env.payload(
+        "post-tool-use-bash-commit.json", "s-q", tool_input=quiet, tool_response=printed_nothing
+    )
+    silent(env.hook("post-tool-use", payload))
+    assert env.entity(f"commit-{sha[:7]}") is not None
     before = env.entity_count()
     silent(env.hook("post-tool-use", env.payload("post-tool-use-bash-cat.json", "s-cat")))
+    other = {"command": 'git commit -q -m "Something else"', "description": "Commit"}
+    payload = env.payload(
+        "post-tool-use-bash-commit.json", "s-q", tool_input=other, tool_response=printed_nothing
+    )
+    silent(env.hook("post-tool-use", payload))  # HEAD is not this commit's: nothing stored
     assert env.entity_count() == before
 
 
