@@ -9,6 +9,8 @@ process, exactly as the CLI process would have, and return its output and exit s
   single thread, CLI_THREAD), which also keeps two commands' output apart.
 - The caller's working directory decides the project (api/cli.py `cli_context`), through a
   context variable, never `os.chdir`: the server's other threads share its directory.
+- A command that reads its standard input (`memesh hook`, READS_STDIN) gets the text the
+  caller read from its own as `sys.stdin`, swapped like stdout and stderr.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ import io
 import sys
 import traceback
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from api.cli import invocation_directory
-from memesh_site.cli_forward import HELP_ARGS, forwardable
+from memesh_site.cli_forward import HELP_ARGS, MAX_STDIN_BYTES, READS_STDIN, forwardable
 
 PROG = "memesh"
 CLI_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memesh-cli")
@@ -31,29 +34,44 @@ class BadRequest(ValueError):
     """A forwarded request this server will not run."""
 
 
-def parse_request(payload: object) -> tuple[list[str], str]:
-    """(argv, cwd) of a forwarded command, checked: only the forwarded commands, an absolute
-    working directory."""
+@dataclass(frozen=True)
+class CliRequest:
+    argv: list[str]
+    cwd: str
+    stdin: str | None = None
+
+
+def parse_request(payload: object) -> CliRequest:
+    """A forwarded command, checked: only the forwarded commands, an absolute working
+    directory, and standard input only for a command that reads it."""
     if not isinstance(payload, dict):
         raise BadRequest("the body must be a JSON object")
-    argv, cwd = payload.get("argv"), payload.get("cwd")
+    argv, cwd, stdin = payload.get("argv"), payload.get("cwd"), payload.get("stdin")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise BadRequest("`argv` must be a list of strings")
     if not forwardable(argv):
         raise BadRequest("this command is not run by the server")
     if not isinstance(cwd, str) or not cwd.startswith("/"):
         raise BadRequest("`cwd` must be an absolute path")
-    return argv, cwd
+    if stdin is not None:
+        if not isinstance(stdin, str) or argv[0] not in READS_STDIN:
+            raise BadRequest("`stdin` is a string, for a command that reads standard input")
+        if len(stdin) > MAX_STDIN_BYTES + 1:
+            raise BadRequest(f"`stdin` is longer than {MAX_STDIN_BYTES} characters")
+    return CliRequest(argv=argv, cwd=cwd, stdin=stdin)
 
 
-def run_command(argv: list[str], cwd: str) -> dict[str, Any]:
-    """Run `memesh <argv>` as if started in `cwd`: {exit, stdout, stderr}."""
+def run_command(argv: list[str], cwd: str, stdin: str | None = None) -> dict[str, Any]:
+    """Run `memesh <argv>` as if started in `cwd`, reading `stdin`: {exit, stdout, stderr}."""
     out, err = io.StringIO(), io.StringIO()
     token = invocation_directory.set(cwd)
+    saved_stdin = sys.stdin
+    sys.stdin = io.StringIO(stdin or "")  # never the server's own (a terminal, /dev/null)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = _execute(argv)
     finally:
+        sys.stdin = saved_stdin
         invocation_directory.reset(token)
     return {"exit": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
 

@@ -2,9 +2,11 @@
 commit last changed one line (`git blame`), read by running the `git` binary.
 
 Only the CLI runs this, from the user's own working tree: no request path ever starts a
-process (POST /v1/why takes the hashes from its caller). Each call is an argument list, never a
-shell, with a timeout, run in the directory holding the file, with path arguments taken
-literally (`--literal-pathspecs`: a file called `:x` is not pathspec magic).
+process (POST /v1/why takes the hashes from its caller). The PostToolUse hook reads the commit
+an agent just made (`commit_facts`) the same way, in the directory Claude Code reported.
+Each call is an argument list, never a shell, with a timeout, run in the directory holding
+the file, with path arguments taken literally (`--literal-pathspecs`: a file called `:x` is
+not pathspec magic).
 
 What git cannot answer is a typed abstention with no commits, never a guess — the codes of the
 reference's POST /v1/why, which the CLI puts in the answer's top-level `abstentions`:
@@ -27,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from graph.errors import InvalidParameter
+from graph.ops.commit_capture import CommitFacts
 
 GIT_TIMEOUT_SECONDS = 5  # the reference's bound on each git call
 _HASH = re.compile(r"^[0-9a-f]{7,40}$")
@@ -192,3 +195,54 @@ def _author_date(epoch: str | None, tz: str | None) -> str | None:
         offset = sign * (int(tz[1:3]) * 3600 + int(tz[3:5]) * 60)
     moment = datetime.fromtimestamp(int(epoch) + offset, tz=UTC)
     return moment.date().isoformat()
+
+
+# --- one commit's facts, for the PostToolUse hook's commit capture ---------------------------
+
+# hash, committer time (epoch), subject, body; NUL-separated (a body may hold anything else).
+_SHOW_FORMAT = "%H%x00%ct%x00%s%x00%b%x00"
+
+
+def commit_facts(cwd: Path, ref: str) -> tuple[CommitFacts, int] | None:
+    """(the facts of commit `ref` in the repository at `cwd`, its committer time as epoch
+    seconds), or None when `ref` is no commit there or git cannot tell. `ref` is a hash, or
+    HEAD; it is never taken for an option."""
+    if not (_HASH.match(ref) or ref == "HEAD"):
+        return None
+    try:
+        exists = _git(cwd, "cat-file", "-e", f"{ref}^{{commit}}")
+        if exists is None or exists.returncode != 0:
+            return None
+        shown = _git(cwd, "show", "-s", f"--format={_SHOW_FORMAT}", ref, "--")
+        stats = _git(cwd, "show", "--numstat", "--format=", "--no-renames", ref, "--")
+        branch = _git(cwd, "symbolic-ref", "--quiet", "--short", "HEAD")
+    except _GitMissing:
+        return None
+    if shown is None or shown.returncode != 0:
+        return None
+    hash_, committed, subject, body, *_ = [*shown.stdout.split("\x00"), "", "", "", ""]
+    hash_ = hash_.strip().lower()
+    if not _HASH.match(hash_):
+        return None
+    files: list[str] = []
+    insertions = deletions = 0
+    if stats is not None and stats.returncode == 0:
+        for row in stats.stdout.splitlines():
+            added, _, rest = row.partition("\t")
+            removed, _, path = rest.partition("\t")
+            if not path:
+                continue
+            files.append(path)
+            insertions += int(added) if added.isdigit() else 0  # "-" for a binary file
+            deletions += int(removed) if removed.isdigit() else 0
+    on_branch = branch.stdout.strip() if branch is not None and branch.returncode == 0 else None
+    facts = CommitFacts(
+        hash=hash_,
+        subject=subject.strip(),
+        body=body.strip(),
+        branch=on_branch or None,
+        files=files,
+        insertions=insertions,
+        deletions=deletions,
+    )
+    return facts, int(committed) if committed.strip().isdigit() else 0

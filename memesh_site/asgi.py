@@ -173,18 +173,23 @@ class MemeshApplication:
                 return
             body += message.get("body", b"")
             more = message.get("more_body", False)
-            if len(body) > settings.MEMESH_MAX_BODY_BYTES:
+            # A hook's payload rides in the body (cli_forward.MAX_STDIN_BYTES), so the limit is
+            # that of the CLI route, not the API's 1 MB; a CLI process that gets the 413 runs
+            # the command itself.
+            if len(body) > cli_forward.MAX_REQUEST_BYTES:
                 await _send_json(
                     send, 413, Failure(413, "payload.too-large", "Request body too large").to_json()
                 )
                 return
         try:
-            argv, cwd = parse_request(json_limits.loads(body))
+            request = parse_request(json_limits.loads(body))
         except (BadRequest, ValueError) as exc:
             await _send_json(send, 400, Failure(400, "validation.bad-body", str(exc)).to_json())
             return
         loop = asyncio.get_running_loop()
-        answer = await loop.run_in_executor(CLI_THREAD, run_command, argv, cwd)
+        answer = await loop.run_in_executor(
+            CLI_THREAD, run_command, request.argv, request.cwd, request.stdin
+        )
         await _send_json(send, 200, json.dumps(answer))
 
     async def lifespan(self, receive: Receive, send: Send) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memesh_site import cli_forward
+from memesh_site import cli_forward, hook_entry
 
 
 def command_args(args: list[str]) -> list[str]:
@@ -22,6 +22,9 @@ def command_args(args: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     args = command_args(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["hook"] and not set(args[1:]) & {"-h", "--help"}:
+        # Claude Code's hooks read stdin and never fail out loud (memesh_site/hook_entry.py).
+        sys.exit(hook_entry.run(args))
     # A short command is run by the `memesh serve` of this home when one is running: it has
     # Django and the model loaded already (memesh_site/cli_forward.py).
     status = cli_forward.forward(args)

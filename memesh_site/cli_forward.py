@@ -8,6 +8,12 @@ CLI would (same parser, output, exit status; graph/.. sees the caller's working 
 the project's), and this process only relays the answer. Python starts, reads one file,
 makes one loopback request, and exits.
 
+`memesh hook <event>` (Claude Code's hooks, which must answer fast) is forwarded too, with its
+standard input: the process reads it (at most MAX_STDIN_BYTES) and sends it as the request's
+`stdin`, which the server gives the command as its own (api/cli_runner.py). The hook's
+entry point (memesh_site/hook_entry.py) keeps what it read, so a hook the server cannot take
+runs in process on the same input.
+
 This module runs before Django is imported, so it uses the standard library only.
 
 Which server: `memesh serve` records itself in RUNTIME_FILENAME (memesh_site/serve_record.py:
@@ -54,8 +60,17 @@ FORWARDED = frozenset(
         "patterns",
         "feedback",
         "status",
+        # Claude Code's hooks (api/hooks/): the one command that reads stdin, which the
+        # request carries (`stdin`, at most MAX_STDIN_BYTES).
+        "hook",
     }
 )
+# Commands whose standard input is read here and sent with the request.
+READS_STDIN = frozenset({"hook"})
+MAX_STDIN_BYTES = 4 * 1024 * 1024
+# The /_cli body a server accepts: a JSON string of MAX_STDIN_BYTES (a hook payload is JSON
+# itself, so escaping at most about doubles it) and the rest of the request.
+MAX_REQUEST_BYTES = 2 * MAX_STDIN_BYTES + 64 * 1024
 HELP_ARGS: tuple[list[str], ...] = (["--help"], ["-h"], ["help"], [])
 # Connecting to a loopback port that nobody listens on fails at once; a server that accepts
 # but does not answer is waited for this long before the command runs in process instead.
@@ -153,9 +168,25 @@ def forwardable(args: list[str]) -> bool:
     return args in HELP_ARGS or bool(args and args[0] in FORWARDED)
 
 
-def forward(args: list[str], env: Mapping[str, str] | None = None) -> int | None:
+def read_stdin(limit: int = MAX_STDIN_BYTES) -> str:
+    """This process's standard input as text: at most `limit` bytes and one more (so a reader
+    can tell that it was longer); "" when there is none."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return ""
+    try:
+        data = stream.read(limit + 1)
+    except (OSError, ValueError):
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
+def forward(
+    args: list[str], env: Mapping[str, str] | None = None, *, stdin: str | None = None
+) -> int | None:
     """Run `memesh <args>` on the running server: its exit status, after writing its output
-    to this process's stdout and stderr; None when it must run in this process instead."""
+    to this process's stdout and stderr; None when it must run in this process instead.
+    `stdin`: what the command reads as its standard input there (READS_STDIN commands)."""
     env = os.environ if env is None else env
     if env.get(LOCAL_ENV) or not forwardable(args):
         return None
@@ -166,7 +197,12 @@ def forward(args: list[str], env: Mapping[str, str] | None = None) -> int | None
 
     address = _loopback_address(server["host"])
     assert address is not None
-    body = json.dumps({"argv": args, "cwd": os.getcwd()}).encode()
+    request: dict[str, Any] = {"argv": args, "cwd": os.getcwd()}
+    if stdin is not None:
+        request["stdin"] = stdin
+    body = json.dumps(request, ensure_ascii=False).encode()
+    if len(body) > MAX_REQUEST_BYTES:
+        return None  # the server would refuse it: run in process
     connection = http.client.HTTPConnection(address, server["port"], timeout=CONNECT_TIMEOUT_S)
     try:
         connection.connect()

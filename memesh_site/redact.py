@@ -74,12 +74,18 @@ def redact_text(text: str, secrets: Iterable[str] = (), *, mask: str = MASK) -> 
     """`text` with every secret in `secrets`, every key-shaped substring and home paths masked."""
     for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
         text = text.replace(secret, mask)
+    return redact_paths(mask_key_shapes(text, mask=mask))
+
+
+def mask_key_shapes(text: str, *, mask: str = MASK) -> str:
+    """`text` with every key-shaped substring (SECRET_PATTERNS) masked; paths untouched (what
+    can be done before Django's settings are loaded)."""
     for pattern, keeps_prefix in SECRET_PATTERNS:
         if keeps_prefix:
             text = pattern.sub(lambda m: m.group(1) + mask, text)
         else:
             text = pattern.sub(mask, text)
-    return redact_paths(text)
+    return text
 
 
 def redact_message(text: str, secrets: Iterable[str] = ()) -> str:

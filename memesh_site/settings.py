@@ -223,6 +223,11 @@ MEMESH_WORKER_NICENESS = envint_within("MEMESH_WORKER_NICENESS", 10, 0, 19)
 MEMESH_REMOTE_TOKEN = envstr("MEMESH_REMOTE_TOKEN", "")
 MEMESH_RATE_LIMIT_PER_MINUTE = envfloat_or_none("MEMESH_RATE_LIMIT_PER_MINUTE")
 
+# The capture hooks (`memesh hook <event>`, api/hooks/): MEMESH_AUTO_CAPTURE=false stops every
+# hook write, =true allows them whatever config.json says; unset, the `autoCapture` key of
+# config.json decides (graph/ops/capture.py), and capture is on by default.
+MEMESH_AUTO_CAPTURE = envbool_or_none("MEMESH_AUTO_CAPTURE")
+
 # `memesh createreviewer`'s password when --password is not given.
 MEMESH_REVIEWER_PASSWORD = envsecret("MEMESH_REVIEWER_PASSWORD")
 

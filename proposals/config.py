@@ -3,7 +3,8 @@
 
 Keys: `llm` {provider, model, apiKey, baseUrl}; `llmFallbacks` (the ordered failover chain,
 written whole); `language` (the language generated memories are written in, ≤ 60 chars);
-`autoCapture`, `sessionLimit`, `autoUpdate`, `setupCompleted`, `transcriptMining`, `theme`;
+`autoCapture` (its reading, with MEMESH_AUTO_CAPTURE, belongs to graph/ops/capture.py),
+`sessionLimit`, `autoUpdate`, `setupCompleted`, `transcriptMining`, `theme`;
 `embedder` (its shape and its reading belong to graph/embedding/config.py); `briefing` (the
 briefing level used when a call names none; its values and its reading belong to
 graph/ops/briefing.py). Keys this module

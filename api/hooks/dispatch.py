@@ -1,0 +1,66 @@
+"""Running one hook: parse the input, call the event's handler, and make sure nothing but
+the handler's answer ever reaches the host.
+
+Any failure — bad input, a locked database, a bug — is recorded in MEMESH_HOME/
+hook-outcomes.jsonl (memesh_site/hook_outcomes.py: the event, the error's class and a
+redacted message, never the payload) and answered with silence: empty stdout, exit 0, so the
+agent is never blocked or shown a traceback. What a handler chose not to store (a secret, a
+skipped capture worth knowing about) is recorded there too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from api.hooks import (
+    post_tool_use,
+    pre_compact,
+    pre_tool_use,
+    session_start,
+    stop,
+    user_prompt_submit,
+)
+from api.hooks.output import HookReply
+from api.hooks.payload import HookPayload, parse_payload
+from memesh_site import hook_outcomes
+from memesh_site.redact import redact_message
+
+# `memesh hook <event>`: the fixed interface the plugin's hooks file calls.
+HANDLERS: dict[str, Callable[[HookPayload], HookReply]] = {
+    "session-start": session_start.handle,
+    "pre-tool-use": pre_tool_use.handle,
+    "post-tool-use": post_tool_use.handle,
+    "stop": stop.handle,
+    "pre-compact": pre_compact.handle,
+    "user-prompt-submit": user_prompt_submit.handle,
+}
+
+
+class UnknownEvent(ValueError):
+    pass
+
+
+def run_hook(event: str, stdin: str, *, limit: int) -> str:
+    """The text to print for `memesh hook <event>` given its standard input ("" on any
+    failure, which is recorded instead)."""
+    try:
+        handler = HANDLERS.get(event)
+        if handler is None:
+            raise UnknownEvent(f"no hook event {event!r} (one of {', '.join(HANDLERS)})")
+        if len(stdin) > limit:
+            raise ValueError(f"the hook input is longer than {limit} characters")
+        payload = parse_payload(stdin)
+        reply = handler(payload)
+    except Exception as exc:
+        hook_outcomes.record(event or "?", "failed", error=exc)
+        return ""
+    for note in reply.notes:
+        hook_outcomes.record(
+            event,
+            note.outcome,
+            what=note.what,
+            detector=note.detector,
+            reason=redact_message(note.reason) if note.reason else None,
+            tool=payload.tool_name or None,
+        )
+    return reply.stdout

@@ -1,0 +1,42 @@
+"""What a hook prints, in the shapes Claude Code reads (its hooks reference, "Hook output"):
+
+- context for the model: `{"hookSpecificOutput": {"hookEventName": <event>,
+  "additionalContext": <text>}}` — SessionStart, UserPromptSubmit, PreToolUse and PostToolUse
+  take it;
+- a line for the user: `{"systemMessage": <text>}` — any event, the only one Stop and
+  PreCompact have that blocks nothing;
+- nothing at all: the common answer, and the only one on failure.
+Exit status is always 0 (2 would block the tool call or the prompt).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something a hook did not store, for MEMESH_HOME/hook-outcomes.jsonl."""
+
+    outcome: str  # "dropped" (a secret), "skipped" (something else worth knowing)
+    what: str  # which capture: "commit", "handoff", "note-file", ...
+    detector: str | None = None  # the secret detector that fired
+    reason: str | None = None
+
+
+@dataclass
+class HookReply:
+    stdout: str = ""
+    notes: list[Note] = field(default_factory=list)
+
+
+def context(event: str, text: str) -> str:
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+def system_message(text: str) -> str:
+    return json.dumps({"systemMessage": text}, ensure_ascii=False)

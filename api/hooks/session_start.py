@@ -1,0 +1,39 @@
+"""SessionStart: the briefing block at the top of the session — the same text, fence and
+preamble as the `briefing` operation, at the configured level (`memesh config set briefing
+<level>`), the exact project's handoff first.
+
+The project is the one of the `cwd` Claude Code reported, and only that one (the agent guide:
+without a usable working directory nothing is guessed, and only memories of no project are
+shown). A project with nothing to show injects its project line alone, fenced like the
+briefing. Reads only: nothing is written, whatever autoCapture says.
+"""
+
+from __future__ import annotations
+
+from api.hooks.output import HookReply, Note, context
+from api.hooks.payload import HookPayload
+from graph.errors import MemeshError
+from graph.ops.briefing import DEFAULT_LEVEL, Level, build_briefing, configured_level
+from graph.ops.briefing_render import clean, wrap
+
+EVENT = "SessionStart"
+
+
+def handle(payload: HookPayload) -> HookReply:
+    notes: list[Note] = []
+    level: Level
+    try:
+        level = configured_level()
+    except MemeshError as exc:  # a hand-edited config.json: brief at the default, say why
+        level = DEFAULT_LEVEL
+        notes.append(Note("skipped", "briefing-level", reason=exc.message))
+    project = project_id_reported(payload)
+    briefing = build_briefing(project, level)
+    text = briefing.text
+    if not text and project is not None:
+        text = wrap([f"Project: {clean(project, 200)}"])
+    return HookReply(stdout=context(EVENT, text) if text else "", notes=notes)
+
+
+def project_id_reported(payload: HookPayload) -> str | None:
+    return payload.project if payload.reported_cwd is not None else None

@@ -1,0 +1,295 @@
+"""Claude Code's session transcript (the JSONL file at the hook input's `transcript_path`),
+read for what the Stop and PreCompact hooks need: the agent's replies, its tool calls with
+their results, and where the current turn began.
+
+The shapes read (one JSON object per line): `{"type": "assistant", "message": {"id",
+"content": [{"type": "text", "text"}, {"type": "tool_use", "id", "name", "input"}]}}` — one
+message may be spread over several lines sharing its `message.id` — and `{"type": "user",
+"message": {"content": <the prompt> | [{"type": "tool_result", "tool_use_id", "content",
+"is_error"}]}}`. Sub-agent lines (`isSidechain`) and the host's own (`isMeta`, hook echoes,
+summaries) are skipped: what the agent said is only what it said in its own messages, never
+the memory block memesh injected (that reaches the transcript as hook attachments).
+
+A turn begins at a prompt the user typed (a user line whose content is text, not tool
+results). Only the last MAX_BYTES of the file are read: a long session's earlier turns were
+read by the Stop hooks that ended them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graph.ops.session_evidence import ErrorSignal, FixSignal, SessionEvidence
+
+MAX_BYTES = 8 * 1024 * 1024
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+SUBJECT_CHARS = 120
+MESSAGE_CHARS = 200
+
+COMMIT_COMMAND = re.compile(r"\bgit\b[^|;&\n]*\bcommit\b")
+# `[main 1a2b3c4] subject`, `[main (root-commit) 1a2b3c4] subject`
+COMMIT_LINE = re.compile(r"^\[([^\s\]]+)(?: \([\w -]+\))? ([0-9a-f]{7,40})\] (.*)$", re.MULTILINE)
+_TEST_COMMAND = re.compile(
+    r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|"
+    r"go\s+test|cargo\s+test|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|make\s+(?:test|check)|"
+    r"gradlew?\s+test|mvn\s+test|dotnet\s+test|mix\s+test|deno\s+test|"
+    r"python3?\s+-m\s+(?:pytest|unittest))\b"
+)
+_MEMESH_WRITE_COMMAND = re.compile(r"\bmemesh\s+(?:remember|learn)\b")
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+    turn: int
+    is_error: bool | None = None  # None: no result seen (yet)
+    result: str = ""
+
+    @property
+    def command(self) -> str:
+        value = self.input.get("command")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def file(self) -> str:
+        for key in ("file_path", "notebook_path", "path"):
+            value = self.input.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return ""
+
+
+@dataclass
+class Transcript:
+    replies: list[tuple[int, str]] = field(default_factory=list)  # (turn, text), oldest first
+    calls: list[ToolCall] = field(default_factory=list)
+    turn: int = 0  # the current (last) turn's number
+    truncated: bool = False  # the file was longer than MAX_BYTES
+
+    def reply_texts(self) -> list[str]:
+        return [text for _, text in self.replies]
+
+    def turn_calls(self) -> list[ToolCall]:
+        return [c for c in self.calls if c.turn == self.turn]
+
+
+def _tail_lines(path: Path) -> tuple[list[str], bool]:
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        truncated = size > MAX_BYTES
+        if truncated:
+            handle.seek(size - MAX_BYTES)
+            handle.readline()  # a partial line
+        data = handle.read(MAX_BYTES)
+    return data.decode("utf-8", errors="replace").splitlines(), truncated
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(block.get("text", ""))
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text"
+        )
+    return ""
+
+
+def _is_prompt(content: object) -> bool:
+    if isinstance(content, str):
+        return bool(content.strip())
+    if isinstance(content, list):
+        kinds = {b.get("type") for b in content if isinstance(b, dict)}
+        return "text" in kinds and "tool_result" not in kinds
+    return False
+
+
+def read_transcript(path: Path) -> Transcript:
+    """The transcript at `path` (the module docstring says what is read). A line that is not
+    JSON, or not of a known shape, is skipped; a missing file raises OSError."""
+    lines, truncated = _tail_lines(path)
+    out = Transcript(truncated=truncated)
+    texts: dict[str, list[str]] = {}  # message id -> its text blocks
+    order: list[tuple[str, int]] = []  # (message id, turn) in order of first appearance
+    by_id: dict[str, ToolCall] = {}
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
+            continue
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if entry.get("type") == "user":
+            if _is_prompt(content):
+                out.turn += 1
+                continue
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    call = by_id.get(str(block.get("tool_use_id")))
+                    if call is not None:
+                        call.is_error = block.get("is_error") is True
+                        call.result = _result_text(block.get("content"))
+        elif entry.get("type") == "assistant" and isinstance(content, list):
+            message_id = str(message.get("id") or entry.get("uuid") or len(order))
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "text" and isinstance(block.get("text"), str):
+                    if message_id not in texts:
+                        texts[message_id] = []
+                        order.append((message_id, out.turn))
+                    texts[message_id].append(block["text"])
+                elif block.get("type") == "tool_use":
+                    call_input = block.get("input")
+                    call = ToolCall(
+                        id=str(block.get("id")),
+                        name=str(block.get("name") or ""),
+                        input=call_input if isinstance(call_input, dict) else {},
+                        turn=out.turn,
+                    )
+                    by_id[call.id] = call
+                    out.calls.append(call)
+    out.replies = [(turn, "\n\n".join(texts[mid]).strip()) for mid, turn in order]
+    out.replies = [(turn, text) for turn, text in out.replies if text]
+    return out
+
+
+# --- what happened: the session's evidence ----------------------------------------------------
+
+
+_ERROR_WORDS = re.compile(
+    r"(?i)\b(?:error|failed|failure|exception|fatal|denied|not found|no such|cannot|refused|"
+    r"timed out)\b"
+)
+
+
+def _error_line(text: str) -> str:
+    """The line of a tool's output that says what went wrong: the first naming an error,
+    else the last one (test runners and compilers end with the verdict)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "(no message)"
+    named = next((line for line in lines if _ERROR_WORDS.search(line)), lines[-1])
+    return named[:MESSAGE_CHARS]
+
+
+def _normalised(command: str) -> str:
+    return " ".join(command.split())
+
+
+def is_commit(call: ToolCall) -> bool:
+    return call.name == "Bash" and bool(COMMIT_COMMAND.search(call.command))
+
+
+def committed(call: ToolCall) -> str | None:
+    """`abc1234 subject` of the commit a successful `git commit` call printed."""
+    if not is_commit(call) or call.is_error:
+        return None
+    match = COMMIT_LINE.search(call.result)
+    return f"{match.group(2)[:7]} {match.group(3)}" if match else None
+
+
+def session_evidence(transcript: Transcript, session_id: str) -> SessionEvidence:
+    evidence = SessionEvidence(session_id=session_id, tool_calls=len(transcript.calls))
+    edited: dict[str, None] = {}
+    edited_since: list[str] = []  # files edited since each failing command (see below)
+    failing: dict[str, tuple[str, int]] = {}  # command -> (error line, edits seen before)
+    fixed: set[str] = set()
+    for call in transcript.calls:
+        if call.name in EDIT_TOOLS and call.file:
+            base = posixpath.basename(call.file.replace("\\", "/"))
+            edited.setdefault(base, None)
+            edited_since.append(base)
+        if call.name == "Bash":
+            evidence.commands += 1
+        if call.is_error:
+            subject = (
+                f"`{_normalised(call.command)[:SUBJECT_CHARS]}`"
+                if call.command
+                else posixpath.basename(call.file)
+            )
+            evidence.errors.append(ErrorSignal(call.name, subject, _error_line(call.result)))
+            if call.command:
+                failing.setdefault(
+                    _normalised(call.command), (_error_line(call.result), len(edited_since))
+                )
+        elif call.is_error is False and call.command:
+            key = _normalised(call.command)
+            if key in failing and key not in fixed:
+                error, since = failing[key]
+                files = list(dict.fromkeys(edited_since[since:]))
+                evidence.fixes.append(FixSignal(f"`{key[:SUBJECT_CHARS]}`", error, files))
+                fixed.add(key)
+        if (commit := committed(call)) is not None:
+            evidence.commits.append(commit)
+    evidence.files_edited = list(edited)
+    return evidence
+
+
+# --- what the turn did: the "consider a remember" line ----------------------------------------
+
+
+@dataclass(frozen=True)
+class TurnSignals:
+    plan_approved: bool = False
+    question_answered: bool = False
+    committed: bool = False
+    tests_red_then_green: bool = False
+    remembered: bool = False  # a remember / learn call, or a note file written
+
+    def worth_a_remember(self) -> list[str]:
+        if self.remembered:
+            return []
+        return [
+            what
+            for what, happened in (
+                ("approved a plan", self.plan_approved),
+                ("answered a question", self.question_answered),
+                ("committed", self.committed),
+                ("turned a test red then green", self.tests_red_then_green),
+            )
+            if happened
+        ]
+
+
+def _writes_memory(call: ToolCall) -> bool:
+    name = call.name.lower()
+    if "memesh" in name and ("remember" in name or "learn" in name):
+        return True
+    if call.name == "Bash" and _MEMESH_WRITE_COMMAND.search(call.command):
+        return True
+    # A note in Claude Code's own memory directory (~/.claude/projects/<slug>/memory/*.md).
+    path = call.file.replace("\\", "/")
+    return call.name in EDIT_TOOLS and "/.claude/projects/" in path and "/memory/" in path
+
+
+def turn_signals(transcript: Transcript) -> TurnSignals:
+    calls = transcript.turn_calls()
+    red = False
+    green_after_red = False
+    for call in calls:
+        if call.name == "Bash" and _TEST_COMMAND.search(call.command):
+            if call.is_error:
+                red = True
+            elif call.is_error is False and red:
+                green_after_red = True
+    return TurnSignals(
+        plan_approved=any(c.name == "ExitPlanMode" and c.is_error is False for c in calls),
+        question_answered=any(c.name == "AskUserQuestion" and c.is_error is False for c in calls),
+        committed=any(committed(c) is not None for c in calls),
+        tests_red_then_green=green_after_red,
+        remembered=any(_writes_memory(c) for c in calls),
+    )

@@ -1,0 +1,55 @@
+"""UserPromptSubmit: a prompt that asks for something to be remembered ("remember that we
+deploy with fly.io") is stored as said (graph/ops/remember_intent.py), and the agent is told
+so — with its name, so it does not store it twice (not its [mem:id]: writing that back would
+count as a citation of a memory nobody used yet). A request that names nothing ("remember
+this") only reminds the agent to call `remember` with what the conversation settled. Other
+prompts: nothing. Capture off: nothing is stored; the reminder still runs, saying the agent
+must store it itself.
+"""
+
+from __future__ import annotations
+
+from api.hooks.output import HookReply, Note, context
+from api.hooks.payload import HookPayload
+from graph.ops.capture import Captured, auto_capture_enabled
+from graph.ops.remember_intent import IntentDropped, remember_intent, remember_intent_capture
+
+EVENT = "UserPromptSubmit"
+
+_ASK_AGENT = (
+    "The user asked you to remember something. Decide what exactly from the conversation, "
+    "and store it with the `remember` tool (a specific name and type; a decision with its "
+    "`why`), then tell the user what you stored."
+)
+
+
+def handle(payload: HookPayload) -> HookReply:
+    intent = remember_intent(payload.text("prompt"))
+    if intent is None:
+        return HookReply()
+    if not intent.content:
+        return HookReply(stdout=context(EVENT, f"MeMesh: {_ASK_AGENT}"))
+    if not auto_capture_enabled():
+        return HookReply(
+            stdout=context(EVENT, f"MeMesh (auto-capture is off, nothing was stored): {_ASK_AGENT}")
+        )
+    stored = remember_intent_capture(
+        content=intent.content, project=payload.project, session_id=payload.session_id
+    )
+    if isinstance(stored, IntentDropped):
+        text = (
+            "MeMesh did not store what the user asked to remember: it contains what looks like "
+            f"a secret ({stored.detector}). Do not store it; tell the user, and offer to keep "
+            "it without the secret."
+        )
+        return HookReply(
+            stdout=context(EVENT, text),
+            notes=[Note("dropped", "remember-intent", detector=stored.detector)],
+        )
+    assert isinstance(stored, Captured)
+    text = (
+        f'MeMesh stored what the user asked to remember, as the memory "{stored.name}". Do '
+        "not store it again; if it needs correcting or more detail, `remember` that name with "
+        "`replace: true`."
+    )
+    return HookReply(stdout=context(EVENT, text))

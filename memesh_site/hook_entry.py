@@ -1,0 +1,48 @@
+"""`memesh hook <event>` from the `memesh` entry point (memesh_site/cli.py), before Django.
+
+The hook input is read here, once, so that it can be sent to the running `memesh serve`
+(memesh_site/cli_forward.py) or, when none can run it, handed to the command in this process
+as its stdin. Failures that happen before the command can guard itself — settings that do not
+load (a bad MEMESH_* value), a server that stopped answering mid-command — are recorded in
+MEMESH_HOME/hook-outcomes.jsonl, and the exit status is 0 all the same: a hook must never
+block the agent or show it a traceback.
+
+Standard library only until Django is needed.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+
+from memesh_site import cli_forward, hook_outcomes
+
+
+def run(args: list[str]) -> int:
+    """Run `memesh hook ...` (`args` from `hook` on); always 0."""
+    event = args[1] if len(args) > 1 else "?"
+    try:
+        stdin = cli_forward.read_stdin()
+        status = cli_forward.forward(args, stdin=stdin)
+        if status is None:
+            _run_here(args, stdin)
+        elif status != 0:
+            # The hook command itself always exits 0: the request did not complete. It may
+            # have run, so it is not run again here (a commit captured twice, say).
+            hook_outcomes.record(event, "failed", error=ForwardFailed(f"exit status {status}"))
+    except BaseException as exc:
+        hook_outcomes.record(event, "failed", error=exc)
+    return 0
+
+
+class ForwardFailed(RuntimeError):
+    """The running server did not answer a forwarded hook."""
+
+
+def _run_here(args: list[str], stdin: str) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
+    sys.stdin = io.StringIO(stdin)
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(["memesh", *args])
