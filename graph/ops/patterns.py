@@ -29,6 +29,7 @@ from django.db.models.functions import TruncHour
 from pydantic import Field
 
 from graph.models import Entity, Observation, Status, Tag
+from graph.ops.entity_types import LESSON_TYPES
 from graph.ops.fields import Output, StrictInput
 from graph.ops.operation import READ_ONLY, CallContext, Operation
 
@@ -47,7 +48,6 @@ TOP = 10  # entries per list category
 STRENGTH_MIN_COUNT = 2  # one memory of a type says nothing about a strength
 SESSION_TYPE_PREFIX = "session"
 COMMIT_TYPE = "commit"
-LESSON_TYPES = ("lesson_learned", "lesson", "mistake")
 NOT_A_TOPIC = ("project:", "severity:", "source:", "error-pattern:", "session:", "file:", "tool:")
 TOPIC_PREFIX = "topic:"
 DAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
