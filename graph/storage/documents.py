@@ -26,6 +26,9 @@ SELECT id, name, title, type, namespace, status, confidence,
        metadata
 FROM graph_entity WHERE id IN ({ids})
 """
+# Params: a JSON-quoted metadata key. Result: ids of the entities whose metadata holds that key
+# with the JSON value true (https://sqlite.org/json1.html#jtype).
+_SQL_IDS_MARKED = "SELECT id FROM graph_entity WHERE json_type(metadata, '$.' || ?) = 'true'"
 # Params: ids. Result: id, name, title, status.
 SQL_ENTITY_STATES = "SELECT id, name, title, status FROM graph_entity WHERE id IN ({ids})"
 # Params: ids. Result: entity_id, observation text, in insertion order.
@@ -137,6 +140,13 @@ class DocumentQueries(models.Manager):
             cur.execute(_SQL_RELATIONS_FROM.format(ids=marks), ids)
             for from_id, from_name, to_id, to_name, rel_type in cur.fetchall():
                 docs[from_id].relations.append((from_name, to_id, to_name, rel_type))
+
+    def ids_marked(self, key: str) -> list[int]:
+        """Ids of the entities whose metadata holds `key: true` — JSON true only, not 1 or
+        "true" (the ORM's `metadata__key=True` matches 1 as well)."""
+        with cursor() as cur:
+            cur.execute(_SQL_IDS_MARKED, [json.dumps(key)])
+            return [row[0] for row in cur.fetchall()]
 
     # --- hot-path writes (the ORM compiles more SQL than remember spends in SQLite) ------
 
