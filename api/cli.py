@@ -135,9 +135,13 @@ class OperationCommand(MemeshCommand):
         """Print the result for a person (without --json)."""
         self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
 
+    def selected_operation(self, options: dict[str, Any]) -> Operation:
+        """The operation these flags run (a command may front two: `memesh demo [--reset]`)."""
+        return self.operation
+
     def handle(self, *args: Any, **options: Any) -> None:
         payload = _input(options["input"]) if options["input"] else self.payload(options)
-        result = self.operation.run(payload, cli_context())
+        result = self.selected_operation(options).run(payload, cli_context())
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
         else:

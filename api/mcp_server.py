@@ -144,7 +144,7 @@ def _tools() -> tuple[types.Tool, ...]:
 
 @cache
 def _operations() -> dict[str, Operation]:
-    from graph.ops.registry import tool_operations
+    from api.operations import tool_operations
 
     return {op.name: op for op in tool_operations()}
 

@@ -20,8 +20,8 @@ from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from api import envelope
+from api.operations import OPERATIONS
 from graph.ops.operation import Operation
-from graph.ops.registry import OPERATIONS
 from memesh_site.json_limits import MAX_JSON_DEPTH
 
 PREFIX = "/v1/"

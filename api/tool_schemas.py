@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from api.operations import tool_operations
 from graph.ops.operation import Operation
-from graph.ops.registry import tool_operations
 
 
 def input_schema(operation: Operation) -> dict[str, Any]:

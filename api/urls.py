@@ -3,6 +3,7 @@ from django.urls import path
 from api import config_urls, dream_urls
 from api.docs_views import DocsView, OpenAPIView
 from api.entities import EntityDetailView, EntityListView
+from api.operations import OPERATIONS
 from api.retired import RETIRED
 from api.views import (
     DoctorView,
@@ -11,7 +12,6 @@ from api.views import (
     operation_view,
     retired_view,
 )
-from graph.ops.registry import OPERATIONS
 
 app_name = "api"
 

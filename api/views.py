@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, ClassVar, cast
 
 from django.conf import settings
@@ -49,33 +50,35 @@ class OperationView(APIView):
         return success_response(self.operation.run_json(request.data, HTTP_CONTEXT))
 
 
+_INTEGER = re.compile(r"-?[0-9]+")  # ASCII digits only: int() also takes "1_0" and "٣"
+
+
+def _query_value(annotation: object, value: str) -> object:
+    """A query-string value as the input field of this annotation takes it: a list field's
+    comma-separated parts, an integer field's integer and a boolean field's boolean
+    (`?cross_project=true`; when the text is one: otherwise the text, for the model to refuse
+    by name), any other field's text."""
+    if getattr(annotation, "__origin__", None) is list or "list[" in str(annotation):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if annotation is bool and value.strip().lower() in QUERY_BOOLEANS:
+        return QUERY_BOOLEANS[value.strip().lower()]
+    if (annotation is int or annotation == int | None) and _INTEGER.fullmatch(value.strip()):
+        return int(value.strip())
+    return value
+
+
 class QueryOperationView(APIView):
     """A read operation served as GET: its input comes from the query string."""
 
     operation: ClassVar[Operation]
 
     def get(self, request: Request) -> HttpResponse:
-        list_fields = {
-            name
-            for name, field in self.operation.input_model.model_fields.items()
-            if getattr(field.annotation, "__origin__", None) is list
-            or "list[" in str(field.annotation)
+        fields = self.operation.input_model.model_fields
+        payload: dict[str, Any] = {
+            # An unknown parameter passes through as text: the input model refuses it.
+            key: _query_value(fields[key].annotation if key in fields else str, value)
+            for key, value in request.query_params.items()
         }
-        bool_fields = {
-            name
-            for name, field in self.operation.input_model.model_fields.items()
-            if field.annotation is bool
-        }
-        payload: dict[str, Any] = {}
-        for key, value in request.query_params.items():
-            if key in list_fields:
-                payload[key] = [v.strip() for v in value.split(",") if v.strip()]
-            elif key in bool_fields and value.lower() in QUERY_BOOLEANS:
-                # `?cross_project=true`: a query string has no booleans; anything else is
-                # left as text for the schema to refuse.
-                payload[key] = QUERY_BOOLEANS[value.lower()]
-            else:
-                payload[key] = value
         try:
             data_json = self.operation.run_json(payload, HTTP_CONTEXT)
         except InvalidInput as exc:

@@ -60,3 +60,10 @@ def remember_in_session(
     Entity.objects.filter(name=name).update(
         metadata={**stored(name).metadata, "session_id": session}
     )
+
+
+def restamp(name: str, **fields: Any) -> None:
+    """Set stored fields remember takes no input for (created_at, last_accessed_at, confidence,
+    status, metadata, ...) on the row: times and usage figures are in no index, and a status
+    set this way is for selectors that read rows only (archive through forget otherwise)."""
+    assert Entity.objects.filter(name=name).update(**fields) == 1, name

@@ -49,6 +49,8 @@ VALID_CALLS: list[tuple[str, dict[str, Any]]] = [
         },
     ),
     ("user_patterns", {"categories": None}),
+    ("stats", {}),
+    ("projects", {}),
     ("forget", {"name": "mcp-note"}),
 ]
 
@@ -66,6 +68,8 @@ INVALID_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("user_patterns", {"categories": "workflow"}),
     ("pin", {}),
     ("unpin", {"name": ["not", "a", "string"]}),
+    ("stats", {"type": "decision"}),  # takes no arguments
+    ("projects", {"limit": 5}),
     # Domain errors, not schema ones: the agent guide's rule (a decision needs `why`), and a
     # relation to an entity that does not exist.
     ("remember", {"name": "d2", "type": "decision", "observations": ["no reason given"]}),
@@ -116,6 +120,8 @@ async def check_valid_calls(client: Client) -> None:
             assert text_of(result).startswith("# "), "user_patterns answers MCP in markdown"
             continue
         body = json_object(result)
+        if name == "projects":  # REST's bare list, wrapped: a tool's result is an object
+            assert set(body) == {"projects"} and isinstance(body["projects"], list)
         if name == "recall":
             assert set(body) >= {"entities", "retrieval"}
             assert [e["name"] for e in body["entities"]] == ["mcp-decision"]

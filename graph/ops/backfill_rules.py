@@ -17,10 +17,11 @@ in microseconds. graph/ops/relations_backfill.py loads the snapshot, runs them a
    `shares-name-tokens`. Tokens: lower-cased runs of letters/digits of >= 3 characters, not
    numbers, not NAME_STOPWORDS (generic qualifiers, month abbreviations); names of fewer than
    2 tokens take no part.
-5. Evidence links (on by default) — an evidence capture (EVIDENCE_TYPES: commits, session
-   insights and summaries, ...) with no `evidences` edge yet: `evidences` to the work items
-   (WORK_TYPES) of its session, else to the most recent work item of its project created
-   before it. Its sources are evidence entities, orphans or not.
+5. Evidence links (on by default) — an evidence capture (EVIDENCE_TYPES in
+   graph/ops/entity_types.py: commits, session insights and summaries, ...) with no
+   `evidences` edge yet: `evidences` to the work items (WORK_TYPES) of its session, else to
+   the most recent work item of its project created before it. Its sources are evidence
+   entities, orphans or not.
 
 "An entity's sessions" is one definition for rules 3 and 5: its `session:<id>` tags plus its
 `metadata.session_id` (commits carry the id in metadata and no session tag, by design).
@@ -37,11 +38,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+# The two layers of the work graph (what was decided or learned, and what shows it happened)
+# and the edge between them are the graph view's too: one definition.
+from graph.ops.entity_types import EVIDENCES, WORK_TYPES
+
 RELATED_TO = "related-to"
 BELONGS_TO_PROJECT = "belongs-to-project"
 CO_CREATED = "co-created"
 SHARES_NAME_TOKENS = "shares-name-tokens"
-EVIDENCES = "evidences"
 DERIVED_TYPES = (RELATED_TO, BELONGS_TO_PROJECT, CO_CREATED, SHARES_NAME_TOKENS, EVIDENCES)
 SYMMETRIC_TYPES = frozenset({RELATED_TO, CO_CREATED, SHARES_NAME_TOKENS})
 # The rule names of the output (`byRule`), by relation type.
@@ -73,15 +77,6 @@ SESSION_TYPES = frozenset({
     "feature", "bug_fix", "pattern", "best_practice", "release",
 })  # fmt: skip
 MIN_SESSION_SIGNAL = 0.6
-# The two layers of the work graph: what was decided or learned, and what shows it happened.
-WORK_TYPES = frozenset({
-    "lesson_learned", "lesson", "mistake", "decision", "milestone", "pattern",
-    "technical_pattern", "goal", "plan", "task-state",
-})  # fmt: skip
-EVIDENCE_TYPES = frozenset({
-    "commit", "session-insight", "session-summary", "session_keypoint", "session-identity",
-    "session_identity", "weekly-summary", "weekly_summary", "workflow_checkpoint",
-})  # fmt: skip
 
 NAME_STOPWORDS = frozenset({
     "the", "and", "for", "with", "from", "this", "that", "are", "was", "has", "fix", "add",

@@ -32,6 +32,7 @@ from django.db.models.functions import TruncHour
 from pydantic import Field
 
 from graph.models import Entity, Observation, Status, Tag
+from graph.ops.entity_types import LESSON_TYPES
 from graph.ops.fields import CROSS_PROJECT_HELP, Output, ProjectId, StrictInput
 from graph.ops.operation import READ_ONLY, CallContext, Operation
 from graph.ops.scope import UNBOUND, ReadScope, ScopeOutput, read_scope
@@ -51,7 +52,6 @@ TOP = 10  # entries per list category
 STRENGTH_MIN_COUNT = 2  # one memory of a type says nothing about a strength
 SESSION_TYPE_PREFIX = "session"
 COMMIT_TYPE = "commit"
-LESSON_TYPES = ("lesson_learned", "lesson", "mistake")
 NOT_A_TOPIC = ("project:", "severity:", "source:", "error-pattern:", "session:", "file:", "tool:")
 TOPIC_PREFIX = "topic:"
 DAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")

@@ -1,22 +1,28 @@
-"""Every operation memesh exposes, in the order transports list them: MCP's tools/list, the
-REST routes, the OpenAPI document, `memesh export-schema`.
+"""Every operation of the graph, in the order transports list them: MCP's tools/list, the
+REST routes, the OpenAPI document, `memesh export-schema`. api/operations.py serves these and
+the dream app's (which graph cannot import).
 
-Transports are generated from `OPERATIONS` and differ only in how they read input, stamp
+Transports are generated from that list and differ only in how they read input, stamp
 `source_host`, and render errors.
 """
 
 from __future__ import annotations
 
 from graph.ops import (
+    analytics,
+    analytics_pm,
     briefing,
     bundle,
     feedback,
     forget,
+    graph_view,
     learn,
     patterns,
     pin,
+    projects,
     recall,
     remember,
+    stats,
     task_state,
     why,
 )
@@ -38,6 +44,13 @@ OPERATIONS: dict[str, Operation] = {
         pin.PIN,
         pin.UNPIN,
         why.WHY,
+        stats.STATS,
+        projects.PROJECTS,
+        # The dashboard's data routes (REST only).
+        graph_view.GRAPH,
+        graph_view.GRAPH_EVIDENCE,
+        analytics.ANALYTICS,
+        analytics_pm.ANALYTICS_PM,
     )
 }
 

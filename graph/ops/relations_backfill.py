@@ -24,8 +24,6 @@ from pydantic import AfterValidator, Field
 from graph.models import Entity, MetaEntry, Relation, Status, Tag
 from graph.ops.backfill_rules import (
     DERIVED_TYPES,
-    EVIDENCE_TYPES,
-    EVIDENCES,
     RULE_OF,
     SYMMETRIC_TYPES,
     Candidate,
@@ -34,6 +32,7 @@ from graph.ops.backfill_rules import (
     propose,
     steps,
 )
+from graph.ops.entity_types import EVIDENCE_TYPES, EVIDENCES
 from graph.ops.fields import Output, StrictInput
 from graph.project_tags import MAX_PROJECT_CHARS, PROJECT_TAG_PREFIX, project_of
 

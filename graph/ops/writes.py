@@ -10,14 +10,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from graph.embedding import provider
-from graph.models import Entity, Status
+from graph.models import Entity, SessionOutcome, Status
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +35,36 @@ def entity_archive(entity: Entity, now: datetime) -> None:
     Entity.objects.filter(pk=entity.pk).update(status=Status.ARCHIVED, updated_at=now)
     entity.status = Status.ARCHIVED
     entity.updated_at = now
+
+
+def entity_annotate(
+    *, entity_id: int, metadata: Mapping[str, Any], written_at: datetime | None = None
+) -> None:
+    """Merge `metadata` into an entity's metadata and, when given, date its creation and last
+    write `written_at`: what a caller that stores through remember records for which
+    remember's input has no field (the demo tour marks its entities `demo: true` and dates
+    them to the days they stand for). No index holds either, so nothing is re-indexed."""
+    entity = Entity.objects.get(pk=entity_id)
+    fields: dict[str, Any] = {"metadata": {**entity.metadata, **metadata}}
+    if written_at is not None:
+        fields.update(created_at=written_at, updated_at=written_at)
+    Entity.objects.filter(pk=entity_id).update(**fields)
+
+
+@transaction.atomic
+def entities_delete(entity_ids: Collection[int]) -> int:
+    """Delete these entities for good — with their observations, tags and relations both ways
+    (the foreign keys cascade) and their session outcomes — and take them out of the keyword
+    and vector indexes in the same transaction; returns how many were deleted. Every other
+    removal archives (graph/ops/forget.py): only the demo tour's reset deletes, since its
+    entities were never the user's."""
+    ids = sorted(set(entity_ids))
+    if not ids:
+        return 0
+    SessionOutcome.objects.filter(entity_id__in=ids).delete()
+    _, by_model = Entity.objects.filter(pk__in=ids).delete()
+    Entity.objects.index_sync(ids)  # no row left: out of both keyword tables and every vector
+    return by_model.get(Entity._meta.label, 0)
 
 
 _queue_lock = threading.Lock()

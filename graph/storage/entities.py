@@ -1,10 +1,13 @@
-"""Entity.objects: the keyword-index and entity-table queries as one manager."""
+"""Entity.objects: the keyword-index, entity-table, graph-view and aggregate queries as one
+manager."""
 
 from __future__ import annotations
 
+from graph.storage.aggregates import AggregateQueries
 from graph.storage.documents import DocumentQueries
+from graph.storage.graph_reads import GraphReadQueries
 from graph.storage.keyword_index import KeywordIndexQueries
 
 
-class EntityManager(KeywordIndexQueries, DocumentQueries):
+class EntityManager(KeywordIndexQueries, DocumentQueries, GraphReadQueries, AggregateQueries):
     pass

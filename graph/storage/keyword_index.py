@@ -190,7 +190,7 @@ class KeywordIndexQueries(models.Manager):
         An active entity goes to the live table, an archived one to the archived table, a
         deleted one to neither. The entity's embedding_hash is set from its new text: an
         active entity keeps its old vector (the nearest thing to right) until the embedding
-        worker replaces it; an archived one loses its vectors here, at once.
+        worker replaces it; an archived or deleted one loses its vectors here, at once.
         """
         ids = sorted(set(entity_ids))
         if not ids:
@@ -209,12 +209,14 @@ class KeywordIndexQueries(models.Manager):
                 tags.setdefault(entity_id, []).append(name)
             for table in (LIVE_FTS, ARCHIVED_FTS):
                 cur.execute(_SQL_FTS_DELETE.format(table=table, ids=marks), ids)
-            archived = []
+            found = {row[0] for row in entities}
+            # Deleted entities, then the archived ones: their vectors go.
+            unsearchable = [entity_id for entity_id in ids if entity_id not in found]
             hashes = []
             for entity_id, name, title, status in entities:
                 table = LIVE_FTS if status == "active" else ARCHIVED_FTS
                 if status != "active":
-                    archived.append(entity_id)
+                    unsearchable.append(entity_id)
                 text = embedding_text(name, title, bodies.get(entity_id, []))
                 hashes.append((text_hash(text), entity_id))
                 cur.execute(
@@ -227,8 +229,8 @@ class KeywordIndexQueries(models.Manager):
                     ],
                 )
             cur.executemany(_SQL_SET_EMBEDDING_HASH, hashes)
-        if archived:
-            self.vectors_drop(archived)
+        if unsearchable:
+            self.vectors_drop(unsearchable)
 
     def index_rebuild(self) -> int:
         """Rebuild both keyword indexes from the entity tables, in one transaction; returns
