@@ -60,6 +60,8 @@ FORWARDED = frozenset(
         "patterns",
         "feedback",
         "status",
+        "stats",
+        "projects",
         # Claude Code's hooks (api/hooks/): the one command that reads stdin, which the
         # request carries (`stdin`, at most MAX_STDIN_BYTES).
         "hook",
