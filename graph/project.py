@@ -102,3 +102,19 @@ def plain_name(project: str) -> str:
     name = project.rstrip("/").rsplit("/", 1)[-1] or project
     hashed = _HASHED.match(name)
     return hashed.group(1) if hashed and "/" not in project else name
+
+
+def short_hash(project: str) -> str:
+    """The short hash that tells two projects of one readable name apart: the id's own suffix
+    for a folder outside git (`app-1a2b3c4d`), else the start of the id's SHA-256."""
+    name = project.rstrip("/").rsplit("/", 1)[-1] or project
+    hashed = _HASHED.match(name)
+    if hashed and "/" not in project:
+        return name[-HASH_CHARS:]
+    return hashlib.sha256(project.encode()).hexdigest()[:HASH_CHARS]
+
+
+def project_line(project: str) -> str:
+    """The first line of a briefing: the exact id (what `project:<id>` tags use), then the
+    readable name and the short hash a person tells projects apart by."""
+    return f"Project: {project} ({plain_name(project)} #{short_hash(project)})"

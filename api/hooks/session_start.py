@@ -15,6 +15,7 @@ from api.hooks.payload import HookPayload
 from graph.errors import MemeshError
 from graph.ops.briefing import DEFAULT_LEVEL, Level, build_briefing, configured_level
 from graph.ops.briefing_render import clean, wrap
+from graph.project import project_line
 
 EVENT = "SessionStart"
 
@@ -31,7 +32,7 @@ def handle(payload: HookPayload) -> HookReply:
     briefing = build_briefing(project, level)
     text = briefing.text
     if not text and project is not None:
-        text = wrap([f"Project: {clean(project, 200)}"])
+        text = wrap([clean(project_line(project), 300)])
     return HookReply(stdout=context(EVENT, text) if text else "", notes=notes)
 
 

@@ -45,6 +45,7 @@ from graph.ops.fields import Output, StrictInput
 from graph.ops.operation import READ_ONLY, CallContext, Operation
 from graph.ops.scope import ScopeOutput, scope_output
 from graph.ops.task_state import STALE_AFTER, read_task_state, task_state_time
+from graph.project import project_line
 from graph.project_tags import (
     MAX_PROJECT_CHARS,
     PROJECT_TAG_PREFIX,
@@ -414,7 +415,7 @@ def build_briefing(
     sections = [*project_sections, *shared]
     if not any(section.lines for section in sections):
         return _empty(project, level)
-    head = [f"Project: {clean(project, 200)}"] if project is not None else []
+    head = [clean(project_line(project), 300)] if project is not None else []
     rendered = fit(sections, head=head)
     # Fresh fields can still be cut by the budget in a crowded block: report what is shown.
     shown_fresh = fresh and any(
@@ -478,7 +479,7 @@ def briefing_index(project: str, *, now: datetime | None = None) -> BriefingInde
     if not lines:
         return BriefingIndexOutput(project=project, text="", entityCount=0, truncated=False)
     body = [
-        f"Project: {clean(project, 200)}",
+        clean(project_line(project), 300),
         "",
         "Index of durable memories (newest first; a recent window, not the whole graph)",
         *lines,

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from graph.project import project_id
+from graph.project import project_id, project_line
 from memesh_site.hook_outcomes import OUTCOMES_FILENAME
 from tests.git_repos import GitRepo
 from tests.processes import PROCESS_DEADLINE, ROOT, memesh, memesh_env, read_rows, serving
@@ -213,7 +213,7 @@ def test_session_start_injects_the_briefing_block_with_the_handoff_first(env: En
     assert injected.startswith(PREAMBLE_START)
     body = injected.split("```memesh-memory\n", 1)[1]
     lines = body.splitlines()
-    assert lines[0] == f"Project: {env.project}"
+    assert lines[0] == project_line(env.project)
     assert lines[2].startswith("Where the work was left off")
     assert lines[3].startswith("- [handoff] The login test failed because")
     assert "Settings live in one module" in body
@@ -226,11 +226,11 @@ def test_session_start_of_an_empty_project_injects_only_its_project_line(env: En
         env.hook("session-start", env.payload("session-start.json", "s-e")), "SessionStart"
     )
     assert injected.startswith(PREAMBLE_START)
-    assert injected.endswith(f"```memesh-memory\nProject: {env.project}\n```")
+    assert injected.endswith(f"```memesh-memory\n{project_line(env.project)}\n```")
     # Without a usable working directory nothing is guessed: no project line.
     done = env.hook("session-start", env.payload("session-start.json", "s-e", cwd="/no/such/dir"))
     assert done.returncode == 0
-    assert f"Project: {env.project}" not in done.stdout
+    assert project_line(env.project) not in done.stdout
 
 
 # --- PreToolUse -----------------------------------------------------------------------------
@@ -595,7 +595,7 @@ def test_without_a_server_a_hook_on_a_fresh_home_migrates_and_answers(tmp_path: 
         fresh.hook("session-start", fresh.payload("session-start.json", "s-fresh")),
         "SessionStart",
     )
-    assert injected.endswith(f"```memesh-memory\nProject: {fresh.project}\n```")
+    assert injected.endswith(f"```memesh-memory\n{project_line(fresh.project)}\n```")
     assert not (fresh.home / "serve.json").exists()
 
 

@@ -21,7 +21,7 @@ from graph.ops.briefing import BRIEFING, MAX_INDEX_BYTES, briefing_index
 from graph.ops.briefing_render import BUDGET_CHARS, PREAMBLE
 from graph.ops.operation import CallContext
 from graph.ops.remember.schema import RememberInput
-from graph.project import project_id
+from graph.project import project_id, project_line
 from tests.helpers import remember
 
 pytestmark = pytest.mark.django_db
@@ -184,7 +184,7 @@ def test_each_memory_is_one_line_with_type_label_and_handle_and_is_counted() -> 
     result = brief()
 
     _, body = inside_fence(result["text"])
-    assert body[0] == f"Project: {P}"
+    assert body[0] == project_line(P)
     assert f"- [note] How we deploy {handle('deploy')}" in body
     assert f"- [note] The cache lives in /var/cache/app {handle('untitled')}" in body
     assert result["entityCount"] == len(memory_lines(result["text"])) == 2
@@ -466,7 +466,7 @@ def test_the_index_lists_the_projects_durable_memories_with_handles_newest_first
     index = briefing_index(P).model_dump(by_alias=True)
 
     _, body = inside_fence(index["text"])
-    assert body[0] == f"Project: {P}"
+    assert body[0] == project_line(P)
     assert memory_lines(index["text"]) == [
         f"- [note] The cache lives in /var/cache/app {handle('fact')}",
         f"- [lesson_learned] never force-push main {handle('lesson')}",

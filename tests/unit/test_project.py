@@ -171,3 +171,14 @@ def test_the_plain_name_of_a_folder_id_is_the_folder(tmp_path: Path) -> None:
     folder = tmp_path / "Scratch"
     folder.mkdir()
     assert plain_name(project_id(folder)) == "scratch"
+
+
+def test_the_briefing_line_gives_the_exact_id_its_readable_name_and_a_short_hash() -> None:
+    import hashlib
+
+    from graph.project import project_line
+
+    digest = hashlib.sha256(b"acme/widget").hexdigest()[:8]
+    assert project_line("acme/widget") == f"Project: acme/widget (widget #{digest})"
+    # A folder outside git already carries its hash: the same one is shown.
+    assert project_line("app-1a2b3c4d") == "Project: app-1a2b3c4d (app #1a2b3c4d)"
