@@ -41,7 +41,7 @@ from graph.ops.briefing_render import (
     memory_line,
     wrap,
 )
-from graph.ops.fields import Output, StrictInput
+from graph.ops.fields import ACTIVITY_TYPES, Output, StrictInput
 from graph.ops.operation import READ_ONLY, CallContext, Operation
 from graph.ops.task_state import STALE_AFTER, read_task_state, task_state_time
 from graph.project_tags import (
@@ -62,17 +62,9 @@ LEVEL_SETTING = "briefing"  # the config.json key holding the level used when a 
 DECISION = "decision"
 LESSON = "lesson_learned"
 HANDOFF = "handoff"
-# Routine records of what happened (hooks write most of them); everything else of a project is
-# "knowledge". Activity ranks below decisions: a week of commits must not push them out.
-ACTIVITY_TYPES = (
-    "commit",
-    "session",
-    "session_summary",
-    "session-summary",
-    "session_keypoint",
-    "workflow_checkpoint",
-    "conversation",
-)
+# Routine records of what happened (graph/ops/fields.py: ACTIVITY_TYPES); everything else of a
+# project is "knowledge". Activity ranks below decisions: a week of commits must not push them
+# out.
 
 MAX_DECISIONS = 8
 MAX_LESSONS = 5  # the agent guide: "up to five project lessons are selected separately"

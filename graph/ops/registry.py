@@ -13,10 +13,14 @@ from graph.ops import (
     feedback,
     forget,
     learn,
+    memory_list,
+    observe,
     patterns,
     pin,
+    ping,
     recall,
     remember,
+    supersede,
     task_state,
     why,
 )
@@ -38,6 +42,10 @@ OPERATIONS: dict[str, Operation] = {
         pin.PIN,
         pin.UNPIN,
         why.WHY,
+        observe.OBSERVE,
+        supersede.SUPERSEDE,
+        memory_list.MEMORY_LIST,
+        ping.PING,
     )
 }
 

@@ -328,18 +328,24 @@ class KeywordIndexQueries(models.Manager):
         include_archived: bool = False,
         namespace: str | None = None,
         tag: str | None = None,
+        trust: str | None = None,
+        unexpired_at: datetime | None = None,
     ) -> list[KeywordHit]:
         """Best `limit` keyword matches by bm25 (newest first on ties), with ranking inputs.
 
         `match` must come from graph.search.text.match_expression (quoted terms only).
         With include_archived, archived rows are searched in their own table and merged;
         their bm25 uses that table's statistics, which is close enough to order a merge.
+        `trust` keeps facts or hypotheses only; `unexpired_at` drops the memories expired by
+        then (pass it only when `expired_exist`: the filter joins every match to its entity).
         """
         tables = [LIVE_FTS, ARCHIVED_FTS] if include_archived else [LIVE_FTS]
         parts: list[str] = []
         params: list[object] = [db_time(now)]
         for table in tables:
             filters, filter_params = _entity_filters(namespace, tag)
+            trust_sql, trust_params = _trust_filters(trust, unexpired_at)
+            filters, filter_params = filters + trust_sql, filter_params + trust_params
             join = f"JOIN graph_entity AS e ON e.id = {table}.rowid" if filters else ""
             parts.append(
                 _SQL_FTS_ARM.format(table=table, weights=BM25_WEIGHTS, join=join, filters=filters)
@@ -376,25 +382,45 @@ class KeywordIndexQueries(models.Manager):
         now: datetime,
         namespace: str | None = None,
         tag: str | None = None,
+        trust: str | None = None,
+        unexpired_at: datetime | None = None,
     ) -> list[KeywordHit]:
         """Ranking inputs of these active entities (for candidates found by vectors),
         filtered like fts_candidates; bm25 is 0."""
         if not entity_ids:
             return []
         filters, filter_params = _entity_filters(namespace, tag)
+        trust_sql, trust_params = _trust_filters(trust, unexpired_at)
+        filters, filter_params = filters + trust_sql, filter_params + trust_params
         params: list[object] = [db_time(now), *entity_ids, *filter_params]
         sql = _SQL_RANKING_INPUTS.format(ids=placeholders(len(entity_ids)), filters=filters)
         with cursor() as cur:
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]
 
-    def scoped_ids(self, *, namespace: str | None = None, tag: str | None = None) -> list[int]:
+    def scoped_ids(
+        self,
+        *,
+        namespace: str | None = None,
+        tag: str | None = None,
+        trust: str | None = None,
+        unexpired_at: datetime | None = None,
+    ) -> list[int]:
         """Ids of the active entities these filters keep: the vector side searches among them
         so that a filtered recall's neighbours are not spent on memories the filter drops."""
         filters, params = _entity_filters(namespace, tag)
+        trust_sql, trust_params = _trust_filters(trust, unexpired_at)
+        filters, params = filters + trust_sql, params + trust_params
         with cursor() as cur:
             cur.execute(_SQL_SCOPED_IDS.format(filters=filters), params)
             return [row[0] for row in cur.fetchall()]
+
+    def expired_exist(self, now: datetime) -> bool:
+        """Whether any active memory has expired by `now`: only then does a recall pay for the
+        expiry filter (one probe of the expires_at index)."""
+        with cursor() as cur:
+            cur.execute(_SQL_EXPIRED_EXIST, [db_time(now)])
+            return cur.fetchone() is not None
 
 
 # Filters on the entity row `e`, shared by the keyword candidates and the ranking inputs of
@@ -403,6 +429,30 @@ _SQL_NAMESPACE_FILTER = " AND e.namespace = ?"
 _SQL_TAG_FILTER = (
     " AND EXISTS (SELECT 1 FROM graph_tag AS t WHERE t.entity_id = e.id AND t.name = ?)"
 )
+
+
+# The trust filters (graph/ops/trust.py): facts or hypotheses only; memories not expired by a
+# time. Params: the trust status; the time (naive UTC, as stored).
+_SQL_TRUST_FILTER = " AND e.trust = ?"
+_SQL_UNEXPIRED_FILTER = " AND (e.expires_at IS NULL OR e.expires_at > ?)"
+# Params: now. Result: a row when an active memory has expired by then. The index on
+# expires_at answers it; `+e.status` keeps the planner on that index.
+_SQL_EXPIRED_EXIST = (
+    "SELECT 1 FROM graph_entity AS e WHERE e.expires_at <= ? AND +e.status = 'active' LIMIT 1"
+)
+
+
+def _trust_filters(trust: str | None, unexpired_at: datetime | None) -> tuple[str, list[object]]:
+    """The SQL to append after a WHERE on `e` for the trust filters, and its parameters."""
+    sql = ""
+    params: list[object] = []
+    if trust is not None:
+        sql += _SQL_TRUST_FILTER
+        params.append(trust)
+    if unexpired_at is not None:
+        sql += _SQL_UNEXPIRED_FILTER
+        params.append(db_time(unexpired_at))
+    return sql, params
 
 
 def _entity_filters(namespace: str | None, tag: str | None) -> tuple[str, list[object]]:

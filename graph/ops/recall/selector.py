@@ -15,6 +15,8 @@ fusion, graph.search.scoring the formula):
    (batched: graph/ops/recall/access.py; graph/ops/feedback.py settles sessions).
 No query lists recent memories (last write first) and counts no access: a listing is not a
 match.
+Both keep to the trust filters (graph/ops/trust.py): `status` (facts or hypotheses only) and,
+unless `include_expired`, no memory whose `ttl_hours` has run out by `now`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db.models import Q
 from django.utils import timezone
 
 from graph.models import Entity, EntityVector, Status
@@ -44,18 +47,20 @@ COARSE_CANDIDATES = 400
 RELATION_CONTRADICTS = "contradicts"
 
 
-def entity_recall(*, data: RecallInput) -> RecallOutput:
-    """Recall for a query (hybrid when vectors can run), or the recent listing without one."""
+def entity_recall(*, data: RecallInput, now: datetime | None = None) -> RecallOutput:
+    """Recall for a query (hybrid when vectors can run), or the recent listing without one.
+    `now` is the time recency and expiry are measured at (tests move it)."""
+    now = now or timezone.now()
     namespace = None if data.cross_project else data.namespace
     if data.query is None or not data.query.strip():
-        return _recent(data, namespace)
+        return _recent(data, namespace, now)
     terms = text.query_terms(data.query)
     if not terms:
         # Nothing searchable (`???`): no results, and no vector call either.
         return RecallOutput(
             entities=[], retrieval=Retrieval(mode="fts", degraded=False, truncated=False)
         )
-    now = timezone.now()
+    trust = _TrustScope(data.status, _unexpired_at(data, now))
     pool = max(data.limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
 
     keyword: dict[int, float] = {}
@@ -63,7 +68,9 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
     # The query is embedded on another thread while SQLite runs the keyword search (both
     # release the GIL): at 100k memories that hid the ~5 ms of the embedding.
     planned = plan_vector_side(data.query)
-    scored = _keyword_candidates(data, terms, namespace, pool, now, planned.pending is not None)
+    scored = _keyword_candidates(
+        data, terms, namespace, pool, now, planned.pending is not None, trust
+    )
     side: VectorSide = planned.resolve()
     for candidate in scored:
         keyword[candidate.hit.entity_id] = candidate.weighed if side.ran else candidate.relative
@@ -75,8 +82,13 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
         # A filtered recall searches the vectors of its scope only: the nearest neighbours of
         # the whole database would mostly be dropped by the filter afterwards.
         scope = (
-            Entity.objects.scoped_ids(namespace=namespace, tag=data.tag)
-            if namespace is not None or data.tag is not None
+            Entity.objects.scoped_ids(
+                namespace=namespace,
+                tag=data.tag,
+                trust=trust.status,
+                unexpired_at=trust.unexpired_at,
+            )
+            if namespace is not None or data.tag is not None or trust.status is not None
             else None
         )
         for entity_id, sim in EntityVector.objects.nearest(
@@ -96,7 +108,12 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
             i for i, sim in similarity.items() if i not in keyword and sim >= fusion.SEMANTIC_CUTOFF
         ]
         for hit in Entity.objects.ranking_inputs(
-            semantic_only, now=now, namespace=namespace, tag=data.tag
+            semantic_only,
+            now=now,
+            namespace=namespace,
+            tag=data.tag,
+            trust=trust.status,
+            unexpired_at=trust.unexpired_at,
         ):
             inputs[hit.entity_id] = hit
         similarity = {i: s for i, s in similarity.items() if i in inputs}
@@ -120,7 +137,22 @@ def entity_recall(*, data: RecallInput) -> RecallOutput:
         degraded=side.degraded,
         truncated=len(ranked) > data.limit,
     )
-    return _envelope(Entity.objects.documents(ids), matches, retrieval)
+    return _envelope(Entity.objects.documents(ids), matches, retrieval, now)
+
+
+@dataclass(frozen=True, slots=True)
+class _TrustScope:
+    """The trust filters of one recall: the status kept, and the time expiry is judged at
+    (None when no expired memory exists, or the call includes them)."""
+
+    status: str | None
+    unexpired_at: datetime | None
+
+
+def _unexpired_at(data: RecallInput, now: datetime) -> datetime | None:
+    if data.include_expired or not Entity.objects.expired_exist(now):
+        return None
+    return now
 
 
 def rank_fused(
@@ -160,6 +192,7 @@ def _keyword_candidates(
     pool: int,
     now: datetime,
     for_fusion: bool,
+    trust: _TrustScope,
 ) -> list[KeywordCandidate]:
     """The best `pool` keyword candidates, best first, with their bm25 relative to the best one
     and, for fusion, that score weighed by how much of the query each candidate covers (the
@@ -182,6 +215,8 @@ def _keyword_candidates(
         include_archived=data.include_archived,
         namespace=namespace,
         tag=data.tag,
+        trust=trust.status,
+        unexpired_at=trust.unexpired_at,
     )
     relative = scoring.normalise_bm25([h.bm25 for h in hits])
     if not for_fusion:
@@ -197,7 +232,7 @@ def _keyword_candidates(
     return out
 
 
-def _recent(data: RecallInput, namespace: str | None) -> RecallOutput:
+def _recent(data: RecallInput, namespace: str | None, now: datetime) -> RecallOutput:
     qs = Entity.objects.all()
     if not data.include_archived:
         qs = qs.filter(status=Status.ACTIVE)
@@ -205,14 +240,21 @@ def _recent(data: RecallInput, namespace: str | None) -> RecallOutput:
         qs = qs.filter(namespace=namespace)
     if data.tag is not None:
         qs = qs.filter(tags__name=data.tag)
+    if data.status is not None:
+        qs = qs.filter(trust=data.status)
+    if not data.include_expired:
+        qs = qs.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
     ids = list(qs.order_by("-updated_at", "-id").values_list("id", flat=True)[: data.limit + 1])
     # A listing runs no search, so it is never degraded.
     retrieval = Retrieval(mode="fts", degraded=False, truncated=len(ids) > data.limit)
-    return _envelope(Entity.objects.documents(ids[: data.limit]), {}, retrieval)
+    return _envelope(Entity.objects.documents(ids[: data.limit]), {}, retrieval, now)
 
 
 def _envelope(
-    docs: Sequence[EntityDocument], matches: dict[int, Match], retrieval: Retrieval
+    docs: Sequence[EntityDocument],
+    matches: dict[int, Match],
+    retrieval: Retrieval,
+    now: datetime,
 ) -> RecallOutput:
     returned = {doc.id for doc in docs}
     conflicts = [
@@ -222,7 +264,7 @@ def _envelope(
         if rel_type == RELATION_CONTRADICTS and to_id in returned
     ]
     return RecallOutput(
-        entities=entity_outputs(docs, matches),
+        entities=entity_outputs(docs, matches, now=now),
         retrieval=retrieval,
         conflicts=conflicts or None,
     )
