@@ -54,6 +54,10 @@ FORWARDED = frozenset(
         "patterns",
         "feedback",
         "status",
+        "observe",
+        "supersede",
+        "memories",
+        "ping",
     }
 )
 HELP_ARGS: tuple[list[str], ...] = (["--help"], ["-h"], ["help"], [])

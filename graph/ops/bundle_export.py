@@ -1,8 +1,10 @@
 """export: the portable JSON bundle of the reference, read in chunks.
 
 Bundle: `{"version", "exported_at", "entity_count", "entities": [{name, title, type,
-namespace, observations, tags, relations: [{from, to, type}]}]}`. Only active entities are
-exported (the reference's `limit` counts active entities); `title` is null when absent.
+namespace, observations, tags, relations: [{from, to, type}], trust}]}`. Only active entities
+are exported (the reference's `limit` counts active entities), and not the expired ones unless
+`include_expired`; `title` is null when absent. `trust` carries each memory's provenance
+(graph/ops/trust.py) so that an import elsewhere keeps a hypothesis a hypothesis.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from pydantic import Field
 
 from graph.models import Entity, Status
 from graph.ops.fields import NamespaceName, Output, StrictInput, TagName
+from graph.ops.trust import INCLUDE_EXPIRED_HELP, KindName, TrustName
+from graph.storage.documents import EntityDocument
 
 BUNDLE_VERSION = "3.0.0"
 DEFAULT_EXPORT_LIMIT = 1000
@@ -41,6 +45,7 @@ class ExportInput(StrictInput):
             f"{MAX_EXPORT_LIMIT}; `memesh export` streams any number)."
         ),
     )
+    include_expired: bool = Field(default=False, description=INCLUDE_EXPIRED_HELP)
 
 
 class BundleRelation(Output):
@@ -50,6 +55,20 @@ class BundleRelation(Output):
 
 
 REPLACED_HISTORY = "replaced_history"
+
+
+class BundleTrust(Output):
+    """A memory's provenance in a bundle: what an import needs to keep its trust honest."""
+
+    status: TrustName
+    source: str | None
+    confidence: float
+    invalidation_tag: str | None
+    invalidation_condition: str | None
+    kind: KindName
+    hop_count: int
+    last_observed_at: str | None = Field(description="ISO 8601 (UTC), null: never observed.")
+    expires_at: str | None = Field(description="ISO 8601 (UTC), null: permanent.")
 
 
 class BundleEntity(Output):
@@ -66,6 +85,12 @@ class BundleEntity(Output):
         description="Earlier versions of the observations ({at, observations, ...}), when the "
         "memory was rewritten by `replace` or an import overwrite.",
     )
+    trust: BundleTrust | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Provenance and trust (docs/trust.md); an import treats a memory without "
+        "a `source` as a hypothesis.",
+    )
 
 
 class ExportOutput(Output):
@@ -75,29 +100,65 @@ class ExportOutput(Output):
     entities: list[BundleEntity]
 
 
-def _export_queryset(namespace: str | None, tag: str | None) -> QuerySet[Entity]:
+def _export_queryset(
+    namespace: str | None, tag: str | None, unexpired_at: datetime | None = None
+) -> QuerySet[Entity]:
     qs = Entity.objects.filter(status=Status.ACTIVE)
     if namespace is not None:
         qs = qs.filter(namespace=namespace)
     if tag is not None:
         qs = qs.filter(tags__name=tag)
+    if unexpired_at is not None:
+        qs = qs.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=unexpired_at))
     return qs
 
 
-def bundle_count(*, namespace: str | None, tag: str | None, limit: int | None) -> int:
-    count = _export_queryset(namespace, tag).count()
+def _unexpired_at(include_expired: bool, now: datetime | None) -> datetime | None:
+    return None if include_expired else (now or timezone.now())
+
+
+def bundle_count(
+    *,
+    namespace: str | None,
+    tag: str | None,
+    limit: int | None,
+    include_expired: bool = False,
+    now: datetime | None = None,
+) -> int:
+    count = _export_queryset(namespace, tag, _unexpired_at(include_expired, now)).count()
     return count if limit is None else min(count, limit)
 
 
+def _trust_entry(doc: EntityDocument) -> dict[str, Any]:
+    return {
+        "status": doc.trust,
+        "source": doc.source,
+        "confidence": doc.confidence,
+        "invalidation_tag": doc.invalidation_tag or None,
+        "invalidation_condition": doc.invalidation_condition or None,
+        "kind": doc.kind,
+        "hop_count": doc.hop_count,
+        "last_observed_at": doc.last_observed_at,
+        "expires_at": doc.expires_at,
+    }
+
+
 def bundle_entities(
-    *, namespace: str | None, tag: str | None, limit: int | None
+    *,
+    namespace: str | None,
+    tag: str | None,
+    limit: int | None,
+    include_expired: bool = False,
+    now: datetime | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Bundle entries of the active entities, oldest first, EXPORT_CHUNK at a time.
+    """Bundle entries of the active entities, oldest first, EXPORT_CHUNK at a time (without
+    the expired ones unless `include_expired`; `now` is when expiry is judged).
 
     Keyset pagination keeps memory flat. Call inside a transaction (as bundle_count) so the
     count written in the header and the entries come from one snapshot.
     """
-    qs = _export_queryset(namespace, tag).order_by("id").values_list("id", flat=True)
+    unexpired_at = _unexpired_at(include_expired, now)
+    qs = _export_queryset(namespace, tag, unexpired_at).order_by("id").values_list("id", flat=True)
     last, remaining = 0, limit
     while remaining is None or remaining > 0:
         size = EXPORT_CHUNK if remaining is None else min(EXPORT_CHUNK, remaining)
@@ -121,6 +182,7 @@ def bundle_entities(
                     if doc.metadata.get(REPLACED_HISTORY)
                     else {}
                 ),
+                "trust": _trust_entry(doc),
             }
         last = ids[-1]
         if remaining is not None:
@@ -134,11 +196,20 @@ def exported_at(now: datetime) -> str:
 
 
 @transaction.atomic  # one read snapshot for the count and the entries
-def bundle_export(*, data: ExportInput) -> ExportOutput:
-    entries = list(bundle_entities(namespace=data.namespace, tag=data.tag, limit=data.limit))
+def bundle_export(*, data: ExportInput, now: datetime | None = None) -> ExportOutput:
+    now = now or timezone.now()
+    entries = list(
+        bundle_entities(
+            namespace=data.namespace,
+            tag=data.tag,
+            limit=data.limit,
+            include_expired=data.include_expired,
+            now=now,
+        )
+    )
     return ExportOutput(
         version=BUNDLE_VERSION,
-        exported_at=exported_at(timezone.now()),
+        exported_at=exported_at(now),
         entity_count=len(entries),
         entities=[BundleEntity.model_validate(e) for e in entries],
     )

@@ -223,6 +223,20 @@ def unconfirmed_since(row: TrustRow, now: datetime) -> str | None:
     return None
 
 
+def unconfirmed_label(row: TrustRow, now: datetime) -> str | None:
+    """The words every surface marks an unconfirmed memory with (briefing lines, the
+    SessionStart block that renders the briefing, the review page): `hypothesis, unconfirmed
+    since <date>` or, for a stale fact, `unconfirmed since <date>: re-check before relying`;
+    None for a fresh fact."""
+    since = unconfirmed_since(row, now)
+    if since is None:
+        return None
+    date = since[:10]
+    if row.trust == TrustStatus.HYPOTHESIS:
+        return f"hypothesis, unconfirmed since {date}"
+    return f"unconfirmed since {date}: re-check before relying"
+
+
 def is_expired(expires_at: str | None, now: datetime) -> bool:
     return expires_at is not None and parse_time(expires_at) <= now
 
@@ -256,7 +270,16 @@ class _EntityRow:
 
 def entity_trust(entity: Entity, now: datetime) -> TrustOutput:
     """The trust block of an Entity in hand (a write's answer)."""
-    row = _EntityRow(
+    return trust_output(_entity_row(entity), now)
+
+
+def entity_unconfirmed(entity: Entity, now: datetime) -> str | None:
+    """unconfirmed_label of an Entity in hand."""
+    return unconfirmed_label(_entity_row(entity), now)
+
+
+def _entity_row(entity: Entity) -> _EntityRow:
+    return _EntityRow(
         trust=entity.trust,
         confidence=entity.confidence,
         source=entity.source,
@@ -270,7 +293,6 @@ def entity_trust(entity: Entity, now: datetime) -> TrustOutput:
         invalidation_condition=entity.invalidation_condition,
         metadata=entity.metadata if isinstance(entity.metadata, dict) else {},
     )
-    return trust_output(row, now)
 
 
 def trust_output(row: TrustRow, now: datetime) -> TrustOutput:
