@@ -35,10 +35,14 @@ pytestmark = pytest.mark.slow  # three processes' worth of calls
 # The order the examples run in: writes the later reads can see, forget last.
 ORDER = [
     "remember", "recall", "feedback", "learn", "task_state", "briefing", "export", "import",
-    "user_patterns", "pin", "unpin", "forget",
+    "user_patterns", "pin", "unpin", "observe", "memory_list", "ping", "supersede", "forget",
 ]  # fmt: skip
-CLI_COMMAND = {"task_state": "task", "user_patterns": "patterns"}
-VOLATILE = {"exported_at", "created_at", "updated_at", "at", "last_accessed_at", "stated_at"}
+CLI_COMMAND = {"task_state": "task", "user_patterns": "patterns", "memory_list": "memories"}
+VOLATILE = {
+    "exported_at", "created_at", "updated_at", "at", "last_accessed_at", "stated_at",
+    # The trust block's times (graph/ops/trust.py), and the age measured from one of them.
+    "last_observed_at", "unconfirmed_since", "expires_at", "observed_age_days",
+}  # fmt: skip
 HOST_STAMP = "<transport>"
 DEADLINE = 180
 
