@@ -159,9 +159,9 @@ def classify(
         rule = "explicit"
         fields.update(source=f"legacy:{_host(metadata)}", last_observed_at=updated_at)
     fields["trust"] = "fact" if fields["source"] else "hypothesis"
-    fields["confidence"] = (
-        confidence if fields["trust"] == "fact" else min(confidence, HYPOTHESIS_CONFIDENCE)
-    )
+    # A derived one is capped by its sources instead (`_derive`), as an accept caps it now.
+    capped = fields["trust"] == "hypothesis" and rule != "dream"
+    fields["confidence"] = min(confidence, HYPOTHESIS_CONFIDENCE) if capped else confidence
     if rule == "dream":
         fields["hop_count"] = 1
     fields["rule"] = rule
@@ -196,11 +196,25 @@ def _derive(Entity: Any, Relation: Any, dream_ids: list[int]) -> None:
             for line in source.invalidation_condition.splitlines():
                 if line and line not in conditions:
                     conditions.append(line)
-        entity.confidence = min([entity.confidence, *(s.confidence for s in ordered)])
+        lowered = min([entity.confidence, *(s.confidence for s in ordered)])
+        if lowered != entity.confidence:
+            # What unclassify_all gives back: the confidence before the migration.
+            history = entity.metadata.get("trust_history") or [{}]
+            history[-1].setdefault("from_confidence", entity.confidence)
+            entity.metadata = {**entity.metadata, "trust_history": history}
+        entity.confidence = lowered
         entity.invalidation_condition = "\n".join(conditions)
         entity.hop_count = max(s.hop_count for s in ordered) + 1
         entity.parent_id = ordered[0].pk
-        entity.save(update_fields=["confidence", "invalidation_condition", "hop_count", "parent"])
+        entity.save(
+            update_fields=[
+                "confidence",
+                "invalidation_condition",
+                "hop_count",
+                "parent",
+                "metadata",
+            ]
+        )
 
 
 def classify_all(apps: Any, schema_editor: Any) -> None:

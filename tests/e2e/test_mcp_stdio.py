@@ -97,6 +97,46 @@ def test_a_connection_is_a_session_that_feedback_settles(tmp_path: Path) -> None
     assert anyio.run(second) == {"hits": [], "misses": [], "unchanged": [], "unknown": []}
 
 
+def test_observe_over_stdio_is_the_one_path_from_hypothesis_to_fact(tmp_path: Path) -> None:
+    """The trust model end to end (docs/trust.md): an unsourced remember is a hypothesis,
+    observe without a source is refused in-band with trust.source-required, observe with one
+    promotes it, and recall then shows it as a fact."""
+
+    async def session() -> dict[str, Any]:
+        with anyio.fail_after(SESSION_DEADLINE):
+            async with Client(
+                server_params(tmp_path / "home"), client_info=mcp_checks.client_info()
+            ) as client:
+                stored = mcp_checks.json_object(
+                    await client.call_tool(
+                        "remember",
+                        {"name": "warm-cache", "type": "note", "observations": ["warm at 3am"]},
+                    )
+                )
+                refused = await client.call_tool("observe", {"name": "warm-cache"})
+                observed = await client.call_tool(
+                    "observe", {"id": stored["entityId"], "source": "grafana: cache hit rate"}
+                )
+                recalled = await client.call_tool("recall", {"query": "warm"})
+                return {
+                    "stored": stored,
+                    "refused": (refused.is_error, mcp_checks.json_object(refused)),
+                    "observed": (observed.is_error, mcp_checks.json_object(observed)),
+                    "recalled": mcp_checks.json_object(recalled),
+                }
+
+    out = anyio.run(session)
+    assert out["stored"]["trust"]["status"] == "hypothesis"
+    is_error, refusal = out["refused"]
+    assert is_error and refusal["errorCode"] == "trust.source-required"
+    is_error, observed = out["observed"]
+    assert not is_error and observed["promoted"] is True
+    [entity] = out["recalled"]["entities"]
+    assert entity["trust"]["status"] == "fact"
+    assert entity["trust"]["source"] == "grafana: cache hit rate"
+    assert entity["trust"]["confidence"] == 0.6
+
+
 def test_stdout_carries_only_the_protocol(tmp_path: Path) -> None:
     requests: list[dict[str, Any]] = [
         {

@@ -33,6 +33,7 @@ def remember(name: str, *observations: str, **fields: Any) -> dict[str, Any]:
     fields.setdefault("source", "test fixture")
     return helpers.remember(name, *observations, **fields)
 
+
 P = "acme/app"
 TAG = f"project:{P}"
 

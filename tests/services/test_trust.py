@@ -219,9 +219,7 @@ def test_observe_without_a_source_refuses_to_promote_a_hypothesis() -> None:
 
 def test_observe_re_stamps_a_fact_and_raises_its_confidence_up_to_one() -> None:
     remember("fact", "x", source="doc", confidence=0.85)
-    Entity.objects.filter(name="fact").update(
-        last_observed_at=timezone.now() - timedelta(days=40)
-    )
+    Entity.objects.filter(name="fact").update(last_observed_at=timezone.now() - timedelta(days=40))
     assert trust_of("fact")["stale"] is True
 
     first = observe("fact")
@@ -366,9 +364,7 @@ def test_memory_list_filters_by_trust_status_kind_and_staleness() -> None:
     remember("h", "a guess")
     remember("c", "commit 1", type="commit")
     remember("old", "an old fact", source="doc")
-    Entity.objects.filter(name="old").update(
-        last_observed_at=timezone.now() - timedelta(days=31)
-    )
+    Entity.objects.filter(name="old").update(last_observed_at=timezone.now() - timedelta(days=31))
     remember("gone", "x")
     forget("gone", reason="wrong")
 
@@ -510,7 +506,7 @@ def test_a_bad_trust_block_in_an_entry_is_reported_not_stored() -> None:
     assert not Entity.objects.filter(name="bad").exists()
 
 
-# --- dream accept: no confidence laundering --------------------------------------------------------
+# --- dream accept: no confidence laundering ------------------------------------------------
 
 
 def _stage(kind: str, source_names: list[str]) -> int:

@@ -11,6 +11,7 @@ transaction rolled back at its end, so examples start from an empty graph.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,10 +81,9 @@ def _default(source: str | None) -> float:
 
 
 def _try(step: Any) -> None:
-    try:
+    # A refusal (observe-required, source-required, not found, ...) changes nothing.
+    with contextlib.suppress(MemeshError):
         step()
-    except MemeshError:
-        pass  # a refusal (observe-required, source-required, not found, ...) changes nothing
 
 
 def _remember(model: dict[str, Allowed], step: tuple[Any, ...]) -> None:
