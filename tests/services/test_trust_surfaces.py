@@ -66,7 +66,9 @@ def test_a_decision_shows_its_reason_then_its_trust_mark() -> None:
 
     line = line_of(build_briefing(P).text, "Use JWT")
 
-    assert re.search(r"Use JWT — why: stateless — hypothesis, unconfirmed since [\d-]+ \[mem:", line)
+    assert re.search(
+        r"Use JWT — why: stateless — hypothesis, unconfirmed since [\d-]+ \[mem:", line
+    )
 
 
 def test_a_stale_decision_flagged_by_the_guide_is_not_flagged_twice() -> None:
