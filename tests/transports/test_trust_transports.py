@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
+from api.openapi import ERROR_CODES
+from graph.errors import ObserveRequired, SourceRequired
 from graph.models import Entity
 from proposals.models import ProposalKind
 from proposals.services import proposal_stage
@@ -193,3 +197,10 @@ def test_the_review_page_shows_the_sources_trust_and_what_accepting_would_store(
     assert "fact · confidence 0.9 · source doc" in html
     assert "hypothesis, unconfirmed since" in html
     assert not Entity.objects.filter(name="summary").exists()
+
+
+def test_the_trust_error_codes_are_in_the_openapi_document_and_docs_api_md() -> None:
+    docs_api = (Path(settings.BASE_DIR) / "docs" / "api.md").read_text()
+    for error in (SourceRequired, ObserveRequired):
+        assert error.error_code in ERROR_CODES
+        assert f"| `{error.error_code}` | {error.http_status} |" in docs_api
