@@ -135,18 +135,25 @@ def run_operation(operation: Operation, arguments: dict[str, Any], context: Call
 
 # The registry (every operation's models, services and their imports) loads on the first
 # tools/list or call, not before `initialize` is answered.
+# With the peer switch on (graph/ops/peer/switch.py), the peer's memory_* tools too: read once,
+# when the process first lists or calls a tool.
 @cache
 def _tools() -> tuple[types.Tool, ...]:
     from api.tool_schemas import tool_definitions
 
-    return tuple(types.Tool.model_validate(defn) for defn in tool_definitions())
+    return tuple(types.Tool.model_validate(defn) for defn in tool_definitions(_agent_tools()))
 
 
 @cache
 def _operations() -> dict[str, Operation]:
-    from graph.ops.registry import tool_operations
+    return {op.name: op for op in _agent_tools()}
 
-    return {op.name: op for op in tool_operations()}
+
+@cache
+def _agent_tools() -> list[Operation]:
+    from graph.ops.registry import agent_tools
+
+    return agent_tools()
 
 
 def _input_schema(name: str) -> dict[str, Any] | None:

@@ -137,6 +137,48 @@ def test_observe_over_stdio_is_the_one_path_from_hypothesis_to_fact(tmp_path: Pa
     assert entity["trust"]["confidence"] == 0.6
 
 
+def test_with_the_peer_switch_on_the_peers_tools_answer_its_documented_calls(
+    tmp_path: Path,
+) -> None:
+    """MEMESH_PEER_API=1: the trusted-memory service's `memory_*` tools are listed after
+    memesh's, and its own tools/call examples (memory_remember, memory_recall) answer."""
+    env = memesh_env(tmp_path / "home", MEMESH_EMBEDDER="none", MEMESH_PEER_API="1")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memesh_site.cli", "mcp"], env=env, cwd=str(ROOT)
+    )
+
+    async def session() -> dict[str, Any]:
+        with anyio.fail_after(SESSION_DEADLINE):
+            async with Client(params, client_info=mcp_checks.client_info()) as client:
+                listed = [t.name for t in (await client.list_tools()).tools]
+                stored = await client.call_tool(
+                    "memory_remember",
+                    {
+                        "content": "The deploy script restarts php8.4-fpm after composer install.",
+                        "source": "runbook",
+                        "invalidation_condition": "delete if deploys move to a zero-downtime "
+                        "reload",
+                    },
+                )
+                found = await client.call_tool(
+                    "memory_recall", {"query": "what happens to php-fpm on deploy?"}
+                )
+                return {
+                    "listed": listed,
+                    "stored": mcp_checks.json_object(stored),
+                    "found": mcp_checks.json_object(found),
+                }
+
+    out = anyio.run(session)
+    assert {"memory_remember", "memory_recall", "memory_observe", "ping_memory"} <= set(
+        out["listed"]
+    )
+    assert out["listed"].index("remember") < out["listed"].index("memory_remember")
+    assert (out["stored"]["status"], out["stored"]["expiry"]) == ("fact", "permanent")
+    [first] = out["found"]["results"]
+    assert (first["id"], first["status"]) == (out["stored"]["id"], "fact")
+
+
 def test_stdout_carries_only_the_protocol(tmp_path: Path) -> None:
     requests: list[dict[str, Any]] = [
         {

@@ -53,8 +53,9 @@ def test_rest_observe_promotes_and_its_refusals_have_stable_codes(client: Client
     remember("guess", "maybe")
 
     assert_error(post_json(client, "observe", {"name": "guess"}), 400, "trust.source-required")
-    assert_error(post_json(client, "observe", {"name": "nope", "source": "x"}), 404,
-                 "resource.not-found")  # fmt: skip
+    assert_error(
+        post_json(client, "observe", {"name": "nope", "source": "x"}), 404, "resource.not-found"
+    )
     assert_error(post_json(client, "observe", {"source": "x"}), 400, "validation.bad-body")
     data = assert_ok(post_json(client, "observe", {"id": stored("guess").pk, "source": "log"}))
 
@@ -107,8 +108,9 @@ def test_rest_memory_list_and_ping(client: Client) -> None:
     listed = assert_ok(post_json(client, "memory_list", {"status": "fact"}))
     assert [m["name"] for m in listed["memories"]] == ["f"]
     assert listed["memories"][0]["history"][0]["action"] == "remember"
-    assert_error(post_json(client, "memory_list", {"status": "retired"}), 400,
-                 "validation.bad-body")  # fmt: skip
+    assert_error(
+        post_json(client, "memory_list", {"status": "retired"}), 400, "validation.bad-body"
+    )
 
     pong = assert_ok(post_json(client, "ping", {}))
     assert pong["message"] == "pong" and pong["agent"]["source_host"] == "http"
@@ -140,8 +142,19 @@ def run_json(*args: str) -> dict[str, Any]:
 
 
 def test_cli_remember_observe_and_memories() -> None:
-    stored_ = run_json("remember", "--name", "guess", "--type", "note", "--obs", "maybe",
-                       "--ttl-hours", "24", "--invalidation-tag", "temporal")  # fmt: skip
+    stored_ = run_json(
+        "remember",
+        "--name",
+        "guess",
+        "--type",
+        "note",
+        "--obs",
+        "maybe",
+        "--ttl-hours",
+        "24",
+        "--invalidation-tag",
+        "temporal",
+    )
     assert stored_["trust"]["status"] == "hypothesis"
     assert stored_["trust"]["expires_at"] is not None
 
@@ -153,8 +166,9 @@ def test_cli_remember_observe_and_memories() -> None:
 
 
 def test_cli_supersede_forget_reason_recall_status_and_ping() -> None:
-    run_json("remember", "--name", "admin", "--type", "note", "--obs", "at /admin",
-             "--source", "routes")  # fmt: skip
+    run_json(
+        "remember", "--name", "admin", "--type", "note", "--obs", "at /admin", "--source", "routes"
+    )
 
     out = run_json("supersede", "--name", "admin", "--obs", "at /manage", "--source", "routes")
     assert out["new"]["trust"]["status"] == "fact"
