@@ -175,7 +175,7 @@ PROVENANCE_OPTIONS = (
 
 
 def add_provenance_arguments(parser: CommandParser, operation: Operation) -> None:
-    """The trust model's inputs (graph/ops/trust.py) as flags, with the help and choices of
+    """The trust model's inputs (graph/ops/trust/) as flags, with the help and choices of
     the operation's own fields: remember's and supersede's."""
     help_of, choices_of = operation.field_help, operation.field_choices
     parser.add_argument("--source", help=help_of("source"))

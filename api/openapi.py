@@ -42,7 +42,7 @@ ERROR_CODES: tuple[str, ...] = (
     "payload.too-large",
     "operation.failed",
     "llm.not-configured",
-    # The trust model (graph/ops/trust.py, docs/trust.md): memesh's own, not the reference's.
+    # The trust model (graph/ops/trust/, docs/trust.md): memesh's own, not the reference's.
     "trust.source-required",
     "trust.observe-required",
     "server.internal",

@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from graph.errors import InvalidParameter, NotFound
 from graph.models import Entity, Observation, Status, Tag
-from graph.ops.trust import entity_trust, entity_unconfirmed, facets_derived
+from graph.ops.trust.rules import facets_derived
+from graph.ops.trust.view import entity_trust, entity_unconfirmed
 from proposals.models import Proposal, ProposalKind, ProposalStatus, TaskRun, TaskStatus
 from proposals.source_state import SourceView, state_hash
 
@@ -157,7 +158,7 @@ def proposal_sources(proposal: Proposal) -> list[dict[str, Any]]:
 
 def proposal_accept_preview(proposal: Proposal) -> dict[str, Any] | None:
     """The trust an accept would give what the proposal creates (digest, pattern): always a
-    hypothesis derived from the sources still active (graph.ops.trust.facets_derived); None
+    hypothesis derived from the sources still active (graph.ops.trust.rules.facets_derived); None
     for a relation proposal, which creates no memory."""
     if proposal.kind == ProposalKind.RELATION:
         return None

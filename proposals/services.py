@@ -8,7 +8,7 @@ step) and the status change commit or roll back together. Every accept and rejec
 refused one, leaves a ProposalReview row saying who did it and from where.
 
 No confidence laundering (docs/trust.md): what an accept creates is a hypothesis derived from
-the proposal's sources (graph.ops.trust.facets_derived: their minimum confidence, the union of
+the proposal's sources (graph.ops.trust.rules.facets_derived: their minimum confidence, the union of
 their invalidation tags and conditions, one hop further, never observed). Accepting never
 promotes; only `observe` with a source does.
 """
@@ -31,7 +31,7 @@ from graph.models import Entity, Relation, Status
 from graph.ops.forget import ForgetInput, entity_forget
 from graph.ops.remember.schema import RelationInput, RememberInput
 from graph.ops.remember.service import entity_remember
-from graph.ops.trust import facets_derived
+from graph.ops.trust.rules import facets_derived
 from proposals.models import (
     Proposal,
     ProposalKind,

@@ -3,7 +3,7 @@ index in step (`graph.ops.writes.index_after_write`, as every write service does
 
 What remember can say, remember does: a new entity is created by `entity_remember` (type,
 namespace, provenance, index), `insert` appends through it (observation dedupe ignoring
-whitespace, the trust rules of graph/ops/trust.py, the index), and `delete` is
+whitespace, the trust rules of graph/ops/trust/, the index), and `delete` is
 `entity_forget` (archive, never destroy). What it cannot say is here, with the same
 invariants: `create` overwriting a file (observations replaced, tags/type/title kept, trust
 unchanged — a rewrite is not corroboration — and not blocked by the decision-type

@@ -18,7 +18,7 @@ read as fact is a wrong instruction with nothing to contradict it.
 
 Imported or otherwise untrusted memories are never included: they were written by someone else
 and would arrive wearing the authority of the user's own graph. Hypotheses and stale facts
-(graph/ops/trust.py) are included and marked on their line — "hypothesis, unconfirmed since
+(graph/ops/trust/) are included and marked on their line — "hypothesis, unconfirmed since
 <date>", "unconfirmed since <date>: re-check before relying" — and expired memories
 (`ttl_hours` run out) are left out. Rendering and fencing live in briefing_render.
 """
@@ -46,7 +46,7 @@ from graph.ops.briefing_render import (
 from graph.ops.fields import ACTIVITY_TYPES, Output, StrictInput
 from graph.ops.operation import READ_ONLY, CallContext, Operation
 from graph.ops.task_state import STALE_AFTER, read_task_state, task_state_time
-from graph.ops.trust import unconfirmed_label
+from graph.ops.trust.view import unconfirmed_label
 from graph.project_tags import (
     MAX_PROJECT_CHARS,
     PROJECT_TAG_PREFIX,
@@ -159,7 +159,7 @@ class Candidate:
     doc: EntityDocument
     # Last time anyone wrote or read it: a decision untouched for 30 days is "unconfirmed".
     touched: datetime
-    # The trust model's mark (graph/ops/trust.py): a hypothesis or a stale fact says since when
+    # The trust model's mark (graph/ops/trust/): a hypothesis or a stale fact says since when
     # it is unconfirmed; "" for a fresh fact.
     mark: str = ""
     stale_fact: bool = False

@@ -17,13 +17,8 @@ from graph.ops.fields import (
     TypeName,
     valid_text,
 )
-from graph.ops.trust import (
-    INVALIDATION_TAGS,
-    ConfidenceValue,
-    KindName,
-    SourceText,
-    parse_time,
-)
+from graph.ops.trust.fields import INVALIDATION_TAGS, ConfidenceValue, KindName, SourceText
+from graph.ops.trust.view import parse_time
 
 MAX_ENTRY_ITEMS = 10_000  # an entity accumulates observations over many remembers
 # A version export writes is three levels deep ({at, observations: [...]}); the bound keeps

@@ -4,7 +4,7 @@ Bundle: `{"version", "exported_at", "entity_count", "entities": [{name, title, t
 namespace, observations, tags, relations: [{from, to, type}], trust}]}`. Only active entities
 are exported (the reference's `limit` counts active entities), and not the expired ones unless
 `include_expired`; `title` is null when absent. `trust` carries each memory's provenance
-(graph/ops/trust.py) so that an import elsewhere keeps a hypothesis a hypothesis.
+(graph/ops/trust/) so that an import elsewhere keeps a hypothesis a hypothesis.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pydantic import Field
 
 from graph.models import Entity, Status
 from graph.ops.fields import NamespaceName, Output, StrictInput, TagName
-from graph.ops.trust import INCLUDE_EXPIRED_HELP, KindName, TrustName
+from graph.ops.trust.fields import INCLUDE_EXPIRED_HELP, KindName, TrustName
 from graph.storage.documents import EntityDocument
 
 BUNDLE_VERSION = "3.0.0"

@@ -20,7 +20,7 @@ Trust marker: every entity an import creates or changes gets `metadata.untrusted
 `metadata.import = {at, strategy, source_host}`; one it creates also gets
 `metadata.provenance = {source_host, imported: true}`. Hook injection must skip untrusted
 entities; a review (or the user re-storing the memory) is what may clear the marker — nothing
-does that yet. The trust model (graph/ops/trust.py): an entity an import creates is a fact
+does that yet. The trust model (graph/ops/trust/): an entity an import creates is a fact
 only when its entry's `trust` carries a `source`, else a hypothesis, its source reported as
 imported; an import never changes the trust of an entity that exists (no confidence is
 raised, no hypothesis promoted: only `observe` does that). Overwrite keeps what it replaced
@@ -67,7 +67,8 @@ from graph.models import (
 from graph.ops.bundle_entry import BundleEntry
 from graph.ops.bundle_export import REPLACED_HISTORY, exported_at
 from graph.ops.fields import NamespaceName, Output, StrictInput
-from graph.ops.trust import default_kind, parse_time, with_event
+from graph.ops.trust.rules import default_kind, with_event
+from graph.ops.trust.view import parse_time
 from graph.ops.validation_errors import describe_validation_error
 from graph.search.text import normalize_observation
 from graph.storage.conditions import storage_error

@@ -10,7 +10,8 @@ from django.utils import timezone
 from pydantic import Field
 
 from graph.ops.fields import NamespaceName, Output
-from graph.ops.trust import HISTORY_KEY, TrustOutput, trust_output
+from graph.ops.trust.rules import HISTORY_KEY
+from graph.ops.trust.view import TrustOutput, trust_output
 from graph.storage.documents import EntityDocument
 
 

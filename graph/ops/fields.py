@@ -31,7 +31,7 @@ MAX_WHY_CHARS = MAX_OBSERVATION_CHARS - len(WHY_PREFIX)
 NOTE_TYPE = "note"
 DECISION_TYPE = "decision"
 # Routine records of what happened (hooks write most of them): the briefing's "recent
-# activity", and the types whose memories are `episodic` by default (graph/ops/trust.py).
+# activity", and the types whose memories are `episodic` by default (graph/ops/trust/).
 ACTIVITY_TYPES = (
     "commit",
     "session",

@@ -13,7 +13,9 @@ from pydantic import Field, model_validator
 from graph.models import Entity, Observation, Status
 from graph.ops.fields import Name, ObservationText, Output, StrictInput
 from graph.ops.operation import CallContext, Operation, ToolHints
-from graph.ops.trust import FORGOTTEN_KEY, ReasonText, iso_text, with_event
+from graph.ops.trust.fields import ReasonText
+from graph.ops.trust.rules import FORGOTTEN_KEY, with_event
+from graph.ops.trust.view import iso_text
 from graph.ops.writes import entity_archive, index_after_write
 
 

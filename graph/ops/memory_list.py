@@ -29,12 +29,9 @@ from graph.ops.fields import (
     TypeName,
 )
 from graph.ops.operation import READ_ONLY, CallContext, Operation
-from graph.ops.trust import (
-    HISTORY_KEY,
-    INCLUDE_EXPIRED_HELP,
-    STALE_AFTER_DAYS,
-    KindName,
-)
+from graph.ops.trust.fields import INCLUDE_EXPIRED_HELP, KindName
+from graph.ops.trust.rules import HISTORY_KEY
+from graph.ops.trust.view import STALE_AFTER_DAYS
 
 MAX_OFFSET = 10**12  # as GET /v1/entities: past any real graph, and SQLite's OFFSET fits it
 

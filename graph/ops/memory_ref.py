@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 from graph.errors import NotFound
 from graph.models import Entity
 from graph.ops.fields import Name, StrictInput, field_error
-from graph.ops.trust import MemoryId
+from graph.ops.trust.fields import MemoryId
 
 
 class MemoryRef(StrictInput):

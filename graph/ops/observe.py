@@ -21,15 +21,12 @@ from graph.models import Status, TrustStatus
 from graph.ops.fields import Output
 from graph.ops.memory_ref import MemoryRef
 from graph.ops.operation import CallContext, Operation, ToolHints
-from graph.ops.trust import (
-    OBSERVE_STEP,
-    ConfidenceValue,
-    SourceText,
-    TrustName,
-    TrustOutput,
-    entity_trust,
-    with_event,
-)
+from graph.ops.trust.fields import ConfidenceValue, SourceText, TrustName
+from graph.ops.trust.rules import with_event
+from graph.ops.trust.view import TrustOutput, entity_trust
+
+# What an observe without an explicit confidence adds (to at most 1.0).
+OBSERVE_STEP = 0.1
 
 
 class ObserveInput(MemoryRef):

@@ -33,7 +33,7 @@ from graph.ops.memory_ref import MemoryRef
 from graph.ops.operation import CallContext, Operation, ToolHints, validated
 from graph.ops.remember.schema import RememberInput, RememberOutput
 from graph.ops.remember.service import RELATION_SUPERSEDES, entity_remember
-from graph.ops.trust import (
+from graph.ops.trust.fields import (
     CONFIDENCE_HELP,
     INVALIDATION_CONDITION_HELP,
     INVALIDATION_TAG_HELP,

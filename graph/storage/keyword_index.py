@@ -431,7 +431,7 @@ _SQL_TAG_FILTER = (
 )
 
 
-# The trust filters (graph/ops/trust.py): facts or hypotheses only; memories not expired by a
+# The trust filters (graph/ops/trust/): facts or hypotheses only; memories not expired by a
 # time. Params: the trust status; the time (naive UTC, as stored).
 _SQL_TRUST_FILTER = " AND e.trust = ?"
 _SQL_UNEXPIRED_FILTER = " AND (e.expires_at IS NULL OR e.expires_at > ?)"

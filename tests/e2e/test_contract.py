@@ -40,7 +40,7 @@ ORDER = [
 CLI_COMMAND = {"task_state": "task", "user_patterns": "patterns", "memory_list": "memories"}
 VOLATILE = {
     "exported_at", "created_at", "updated_at", "at", "last_accessed_at", "stated_at",
-    # The trust block's times (graph/ops/trust.py), and the age measured from one of them.
+    # The trust block's times (graph/ops/trust/), and the age measured from one of them.
     "last_observed_at", "unconfirmed_since", "expires_at", "observed_age_days",
 }  # fmt: skip
 HOST_STAMP = "<transport>"

@@ -1,4 +1,4 @@
-"""The trust model (docs/trust.md; graph/ops/trust.py): provenance on every memory, observe,
+"""The trust model (docs/trust.md; graph/ops/trust/): provenance on every memory, observe,
 supersede, forget's reason, memory_list, recall's trust block and filter, import and dream
 accept without confidence laundering, ping."""
 

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from graph.ops.fields import MAX_QUERY_CHARS, ObservationText, Output, StrictInput
-from graph.ops.trust import (
+from graph.ops.trust.fields import (
     CONFIDENCE_HELP,
     INVALIDATION_CONDITION_HELP,
     INVALIDATION_TAG_HELP,
@@ -32,8 +32,8 @@ from graph.ops.trust import (
     ReasonText,
     SourceText,
     TtlHours,
-    trust_output,
 )
+from graph.ops.trust.view import trust_output
 from graph.project_tags import MAX_PROJECT_CHARS, is_project_tag, project_of
 from graph.storage.documents import EntityDocument
 

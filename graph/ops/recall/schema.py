@@ -18,7 +18,7 @@ from graph.ops.fields import (
     StrictInput,
     TagName,
 )
-from graph.ops.trust import INCLUDE_EXPIRED_HELP, TrustName
+from graph.ops.trust.fields import INCLUDE_EXPIRED_HELP, TrustName
 
 
 class RecallInput(StrictInput):

@@ -15,7 +15,7 @@ fusion, graph.search.scoring the formula):
    (batched: graph/ops/recall/access.py; graph/ops/feedback.py settles sessions).
 No query lists recent memories (last write first) and counts no access: a listing is not a
 match.
-Both keep to the trust filters (graph/ops/trust.py): `status` (facts or hypotheses only) and,
+Both keep to the trust filters (graph/ops/trust/): `status` (facts or hypotheses only) and,
 unless `include_expired`, no memory whose `ttl_hours` has run out by `now`.
 """
 

@@ -29,7 +29,7 @@ from graph.ops.fields import (
     field_error,
 )
 from graph.ops.remember.note import NoteText, parse_note
-from graph.ops.trust import (
+from graph.ops.trust.fields import (
     CONFIDENCE_HELP,
     INVALIDATION_CONDITION_HELP,
     INVALIDATION_TAG_HELP,
@@ -43,9 +43,9 @@ from graph.ops.trust import (
     KindName,
     MemoryId,
     SourceText,
-    TrustOutput,
     TtlHours,
 )
+from graph.ops.trust.view import TrustOutput
 from graph.project_tags import has_project_tag
 
 
@@ -63,7 +63,7 @@ class RelationInput(StrictInput):
 
 class RememberInput(StrictInput):
     """remember's input: the reference's fields plus the agent guide's `note`, `replace`,
-    `why` and `project`, and the trust model's provenance fields (graph/ops/trust.py).
+    `why` and `project`, and the trust model's provenance fields (graph/ops/trust/).
 
     Cross-field rules checked here (each refusal names its field): `name` is required unless
     `note` is given; `type` unless `note` or `replace` is (a `replace` of a name that does not

@@ -22,17 +22,17 @@ from graph.ops.feedback import record_citations
 from graph.ops.fields import DECISION_TYPE, NOTE_TYPE, WHY_PREFIX, NamespaceName
 from graph.ops.remember.note import ParsedNote, parse_note
 from graph.ops.remember.schema import DerivedNote, RememberInput, RememberOutput
-from graph.ops.trust import (
+from graph.ops.trust.rules import (
     SUPERSEDED_BY_KEY,
     Facets,
     Requested,
     apply_to_existing,
     created_event,
-    entity_trust,
     facets_for_new,
     parent_of,
     with_event,
 )
+from graph.ops.trust.view import entity_trust
 from graph.ops.writes import entity_archive, index_after_write
 from graph.project_tags import has_project_tag, is_project_tag, project_tag
 from graph.search.text import normalize_observation
@@ -108,7 +108,7 @@ def entity_remember(
       namespace moves it (metadata.previous_namespace records where from); an archived one
       is reactivated. Its confidence does not rise with a new observation (it did by 0.05
       before the trust model: appending is not observing; only `observe` raises it).
-    - Trust (graph/ops/trust.py): a new memory is a fact when the call gives a `source`, else
+    - Trust (graph/ops/trust/): a new memory is a fact when the call gives a `source`, else
       a hypothesis, with the call's `confidence` or its status's default; `parent_id` makes an
       unsourced one a derivation of that memory. `derived` (a service's own write, such as an
       accepted dream digest) sets the new memory's trust instead. On an existing memory the
