@@ -46,7 +46,7 @@ from graph.ops.briefing_render import (
 from graph.ops.fields import ACTIVITY_TYPES, Output, StrictInput
 from graph.ops.operation import READ_ONLY, CallContext, Operation
 from graph.ops.task_state import STALE_AFTER, read_task_state, task_state_time
-from graph.ops.trust.view import unconfirmed_label
+from graph.ops.trust.view import source_origin, unconfirmed_label
 from graph.project_tags import (
     MAX_PROJECT_CHARS,
     PROJECT_TAG_PREFIX,
@@ -145,13 +145,9 @@ class BriefingOutput(Output):
 
 
 def is_trusted(metadata: Any) -> bool:
-    """False for memories that came from outside: imports and anything marked untrusted."""
-    if not isinstance(metadata, dict):
-        return True
-    if metadata.get("untrusted") is True or "import" in metadata:
-        return False
-    provenance = metadata.get("provenance")
-    return not (isinstance(provenance, dict) and provenance.get("imported") is True)
+    """False for memories that came from outside: imports and anything marked untrusted (the
+    trust block's `source_origin: imported`; graph/ops/trust/view.py holds the test)."""
+    return source_origin(metadata) == "local"
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,22 +111,35 @@ def source_origin(metadata: object) -> Literal["local", "imported"]:
     return "local"
 
 
+# Plain strings (TrustStatus values): comparing against the enum members costs more than the
+# rest of a trust block, which every result of every read builds.
+_FACT = TrustStatus.FACT.value
+_HYPOTHESIS = TrustStatus.HYPOTHESIS.value
+_STALE_AFTER = timedelta(days=STALE_AFTER_DAYS)
+
+
+def _stale(trust: str, observed: datetime | None, now: datetime) -> bool:
+    return trust == _FACT and (observed is None or now - observed >= _STALE_AFTER)
+
+
+def _observed(row: TrustRow) -> datetime | None:
+    return parse_time(row.last_observed_at) if row.last_observed_at is not None else None
+
+
 def is_stale(row: TrustRow, now: datetime) -> bool:
-    if row.trust != TrustStatus.FACT:
-        return False
-    if row.last_observed_at is None:
-        return True
-    return now - parse_time(row.last_observed_at) >= timedelta(days=STALE_AFTER_DAYS)
+    return _stale(row.trust, _observed(row), now)
+
+
+def _since(row: TrustRow, stale: bool) -> str | None:
+    if row.trust == _HYPOTHESIS or stale:
+        return row.last_observed_at or row.created_at
+    return None
 
 
 def unconfirmed_since(row: TrustRow, now: datetime) -> str | None:
     """Since when a memory has stood unconfirmed: a hypothesis since its last observation (or
     its creation), a stale fact since its last observation; None for a fresh fact."""
-    if row.trust == TrustStatus.HYPOTHESIS:
-        return row.last_observed_at or row.created_at
-    if is_stale(row, now):
-        return row.last_observed_at or row.created_at
-    return None
+    return _since(row, is_stale(row, now))
 
 
 def unconfirmed_label(row: TrustRow, now: datetime) -> str | None:
@@ -138,7 +151,7 @@ def unconfirmed_label(row: TrustRow, now: datetime) -> str | None:
     if since is None:
         return None
     date = since[:10]
-    if row.trust == TrustStatus.HYPOTHESIS:
+    if row.trust == _HYPOTHESIS:
         return f"hypothesis, unconfirmed since {date}"
     return f"unconfirmed since {date}: re-check before relying"
 
@@ -202,11 +215,10 @@ def _entity_row(entity: Entity) -> _EntityRow:
 
 
 def trust_output(row: TrustRow, now: datetime) -> TrustOutput:
-    age = (
-        round((now - parse_time(row.last_observed_at)).total_seconds() / 86400, 2)
-        if row.last_observed_at is not None
-        else None
-    )
+    observed = _observed(row)
+    age = round((now - observed).total_seconds() / 86400, 2) if observed is not None else None
+    stale = _stale(row.trust, observed, now)
+    # model_construct: every value comes typed from the row (as entity_outputs builds its own).
     return TrustOutput.model_construct(
         status=row.trust,
         confidence=row.confidence,
@@ -218,8 +230,8 @@ def trust_output(row: TrustRow, now: datetime) -> TrustOutput:
         unattributable=row.source is None and row.hop_count > 0,
         last_observed_at=row.last_observed_at,
         observed_age_days=max(age, 0.0) if age is not None else None,
-        stale=is_stale(row, now),
-        unconfirmed_since=unconfirmed_since(row, now),
+        stale=stale,
+        unconfirmed_since=_since(row, stale),
         invalidation_tag=row.invalidation_tag or None,
         invalidation_condition=row.invalidation_condition or None,
         expires_at=row.expires_at,
