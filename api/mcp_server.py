@@ -52,7 +52,9 @@ DEFAULT_SOURCE_HOST = "mcp"  # what the reference stamps when a client declares 
 INSTRUCTIONS = (
     "memesh is persistent memory for coding agents. Call `briefing` at the start of a "
     "session, `recall` before deciding something already discussed, `remember` decisions "
-    "(with why) and facts worth keeping, and `learn` after fixing a mistake."
+    "(with why) and facts worth keeping (with their `source`: without one a memory is a "
+    "hypothesis), `observe` a memory you have confirmed against its source, and `learn` after "
+    "fixing a mistake."
 )
 
 # Awaited before each tool call: `memesh mcp` migrates the database in the background so
