@@ -43,17 +43,23 @@ pytestmark = pytest.mark.slow  # three processes' worth of calls
 ORDER = [
     "remember", "recall", "feedback", "learn", "task_state", "briefing", "export", "import",
     "user_patterns", "stats", "projects", "graph", "graph_evidence", "analytics", "analytics_pm",
-    "pin", "unpin", "forget", "demo_seed", "demo_reset",
+    "pin", "unpin", "observe", "memory_list", "ping", "supersede", "forget", "demo_seed",
+    "demo_reset",
 ]  # fmt: skip
 CLI_COMMAND = {
     "task_state": ["task"],
     "user_patterns": ["patterns"],
+    "memory_list": ["memories"],
     "demo_seed": ["demo"],
     "demo_reset": ["demo", "--reset"],
 }
 # REST only: the dashboard's data (no MCP tool, no CLI command).
 NO_CLI = {"graph", "graph_evidence", "analytics", "analytics_pm"}
-VOLATILE = {"exported_at", "created_at", "updated_at", "at", "last_accessed_at", "stated_at"}
+VOLATILE = {
+    "exported_at", "created_at", "updated_at", "at", "last_accessed_at", "stated_at",
+    # The trust block's times (graph/ops/trust/), and the age measured from one of them.
+    "last_observed_at", "unconfirmed_since", "expires_at", "observed_age_days",
+}  # fmt: skip
 HOST_STAMP = "<transport>"
 BINDING = {"project", "all_projects"}  # of a read's `scope`: the transport's binding
 PROJECT = "myapp"  # the project of the MCP and CLI working directory (a repo without origin)
