@@ -150,6 +150,17 @@ def test_memory_recall_answers_facts_first_with_provenance_and_a_trust_hint() ->
     assert result["results"][1]["trust"].startswith("hypothesis: unsourced")
 
 
+def test_memory_recall_is_scoped_as_recall_is_to_the_bound_project() -> None:
+    tool("memory_remember", REMEMBER)
+    tool("memory_remember", {"content": "php-fpm restarts on deploy", "namespace": "other"})
+
+    bound = tool("memory_recall", RECALL)
+    other = tool("memory_recall", {**RECALL, "namespace": "other"})
+
+    assert {r["namespace"] for r in bound["results"]} == {"proj"}
+    assert {r["namespace"] for r in other["results"]} == {"other"}
+
+
 def test_memory_list_browses_one_namespace() -> None:
     tool("memory_remember", REMEMBER)
     tool("memory_remember", {"content": "elsewhere", "namespace": "other"})

@@ -41,6 +41,7 @@ from graph.ops.ping import PingInput, memesh_ping
 from graph.ops.recall import RecallInput, entity_recall
 from graph.ops.remember import RememberInput, entity_remember
 from graph.ops.remember.note import parse_note
+from graph.ops.scope import read_scope
 from graph.ops.supersede import SupersedeInput, memory_supersede
 from graph.project_tags import is_project_tag, project_tag
 
@@ -77,6 +78,7 @@ def _remember(data: PeerRememberInput, ctx: CallContext) -> PeerMemory:
         data=remember_input,
         source_host=ctx.source_host,
         project=ctx.project if ctx.guide_rules else None,
+        keep_projects_apart=ctx.guide_rules,
     )
     return _row(out.entityId)
 
@@ -93,7 +95,10 @@ def _recall(data: PeerRecallInput, ctx: CallContext) -> PeerRecallOutput:
         session_id=ctx.session_id,
     )
     now = timezone.now()
-    result = entity_recall(data=recall_input, now=now)
+    # Scoped as recall is (graph/ops/scope.py): the bound project's memories, those with no
+    # project and global ones; a `namespace` names the project.
+    scope = read_scope(project=None, tag=recall_input.tag, cross_project=False, ctx=ctx)
+    result = entity_recall(data=recall_input, scope=scope, now=now)
     docs = {d.id: d for d in Entity.objects.documents([e.id for e in result.entities])}
     rows = []
     for entity in result.entities:
