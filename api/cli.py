@@ -166,3 +166,34 @@ class PinCommand(OperationCommand):
             self.stdout.write(f'Entity "{result["name"]}" not found; nothing to {verb}.')
         else:
             self.stdout.write(f"{'Pinned' if result['pinned'] else 'Unpinned'}: {result['name']}")
+
+
+PROVENANCE_OPTIONS = (
+    "source",
+    "confidence",
+    "invalidation_tag",
+    "invalidation_condition",
+    "kind",
+    "ttl_hours",
+)
+
+
+def add_provenance_arguments(parser: CommandParser, operation: Operation) -> None:
+    """The trust model's inputs (graph/ops/trust/) as flags, with the help and choices of
+    the operation's own fields: remember's and supersede's."""
+    help_of, choices_of = operation.field_help, operation.field_choices
+    parser.add_argument("--source", help=help_of("source"))
+    parser.add_argument("--confidence", type=float, help=help_of("confidence"))
+    parser.add_argument(
+        "--invalidation-tag",
+        dest="invalidation_tag",
+        choices=choices_of("invalidation_tag"),
+        help=help_of("invalidation_tag"),
+    )
+    parser.add_argument(
+        "--invalidation-condition",
+        dest="invalidation_condition",
+        help=help_of("invalidation_condition"),
+    )
+    parser.add_argument("--kind", choices=choices_of("kind"), help=help_of("kind"))
+    parser.add_argument("--ttl-hours", dest="ttl_hours", type=float, help=help_of("ttl_hours"))

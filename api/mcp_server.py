@@ -52,7 +52,9 @@ DEFAULT_SOURCE_HOST = "mcp"  # what the reference stamps when a client declares 
 INSTRUCTIONS = (
     "memesh is persistent memory for coding agents. Call `briefing` at the start of a "
     "session, `recall` before deciding something already discussed, `remember` decisions "
-    "(with why) and facts worth keeping, and `learn` after fixing a mistake."
+    "(with why) and facts worth keeping (with their `source`: without one a memory is a "
+    "hypothesis), `observe` a memory you have confirmed against its source, and `learn` after "
+    "fixing a mistake."
 )
 
 # Awaited before each tool call: `memesh mcp` migrates the database in the background so
@@ -135,18 +137,25 @@ def run_operation(operation: Operation, arguments: dict[str, Any], context: Call
 
 # The registry (every operation's models, services and their imports) loads on the first
 # tools/list or call, not before `initialize` is answered.
+# With the peer switch on (graph/ops/peer/switch.py), the peer's memory_* tools too: read once,
+# when the process first lists or calls a tool.
 @cache
 def _tools() -> tuple[types.Tool, ...]:
     from api.tool_schemas import tool_definitions
 
-    return tuple(types.Tool.model_validate(defn) for defn in tool_definitions())
+    return tuple(types.Tool.model_validate(defn) for defn in tool_definitions(_agent_tools()))
 
 
 @cache
 def _operations() -> dict[str, Operation]:
-    from api.operations import tool_operations
+    return {op.name: op for op in _agent_tools()}
 
-    return {op.name: op for op in tool_operations()}
+
+@cache
+def _agent_tools() -> list[Operation]:
+    from api.operations import agent_tools
+
+    return agent_tools()
 
 
 def _input_schema(name: str) -> dict[str, Any] | None:

@@ -42,6 +42,9 @@ ERROR_CODES: tuple[str, ...] = (
     "payload.too-large",
     "operation.failed",
     "llm.not-configured",
+    # The trust model (graph/ops/trust/, docs/trust.md): memesh's own, not the reference's.
+    "trust.source-required",
+    "trust.observe-required",
     "server.internal",
     # Conditions of the database's storage (graph/errors.py's StorageError family).
     "storage.busy",
@@ -55,11 +58,14 @@ ERROR_CODES: tuple[str, ...] = (
 ERROR_RESPONSES: dict[int, str] = {
     400: "The request was rejected: a malformed or invalid body or parameter "
     f"(`validation.*`; a body nested deeper than {MAX_JSON_DEPTH} levels is malformed), or "
-    "the operation refused it (`operation.failed`).",
+    "the operation refused it (`operation.failed`; `trust.source-required`: a hypothesis is "
+    "observed without a source).",
     401: "Only on a remote-bound listener: the bearer token is missing or wrong.",
     404: "No such route (`route.not-found`), or the named entity does not exist "
     "(`resource.not-found`).",
     405: "The route does not accept this method.",
+    409: "The call would raise a stored memory's trust by another path than `observe` with a "
+    "source (`trust.observe-required`).",
     413: "The request body exceeds the 1 MB limit (`payload.too-large`).",
     500: "Unexpected server-side failure (`server.internal`).",
     503: "The database is busy (`storage.busy`), read-only (`storage.read-only`), cannot be "

@@ -36,6 +36,6 @@ def tool_definition(operation: Operation) -> dict[str, Any]:
     }
 
 
-def tool_definitions() -> list[dict[str, Any]]:
-    """Every agent-facing operation as an MCP tool definition, in registry order."""
-    return [tool_definition(op) for op in tool_operations()]
+def tool_definitions(operations: list[Operation] | None = None) -> list[dict[str, Any]]:
+    """Every agent-facing operation (or these) as an MCP tool definition, in registry order."""
+    return [tool_definition(op) for op in (tool_operations() if operations is None else operations)]

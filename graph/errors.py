@@ -49,6 +49,21 @@ class NameInOtherProject(MemeshError):
     http_status = 409
 
 
+class SourceRequired(MemeshError):
+    """Promoting a hypothesis to a fact needs the source it was observed in (observe)."""
+
+    error_code = "trust.source-required"
+    http_status = 400
+
+
+class ObserveRequired(MemeshError):
+    """The call would raise a stored memory's trust (its status or its confidence) by another
+    path than `observe` with a source: refused, because that is confidence laundering."""
+
+    error_code = "trust.observe-required"
+    http_status = 409
+
+
 class LLMNotConfigured(MemeshError):
     """The operation needs an LLM provider and none is configured."""
 

@@ -13,7 +13,12 @@ from graph.storage.entities import EntityManager
 from graph.storage.outcomes import OutcomeManager
 from graph.storage.vector_index import VectorManager
 
-DEFAULT_CONFIDENCE = 0.8
+# The trust model (docs/trust.md): a memory with a source is a fact, one without is a
+# hypothesis; confidence is an input whose default follows that status. Before migration 0005
+# every memory started at 0.8 and gained 0.05 per new observation: that history is kept as it
+# was (docs/trust.md, "The migration"), and only `observe` raises confidence now.
+FACT_CONFIDENCE = 1.0
+HYPOTHESIS_CONFIDENCE = 0.5
 
 
 class Namespace(models.TextChoices):
@@ -27,6 +32,19 @@ class Status(models.TextChoices):
     ARCHIVED = "archived"
 
 
+class TrustStatus(models.TextChoices):
+    """Whether a memory is attributable: `fact` has a source and was observed; `hypothesis`
+    has none (or was derived from others). Separate from Status (active / archived)."""
+
+    FACT = "fact"
+    HYPOTHESIS = "hypothesis"
+
+
+class MemoryKind(models.TextChoices):
+    SEMANTIC = "semantic"  # what holds (a decision, a lesson, a fact about the code)
+    EPISODIC = "episodic"  # what happened (a commit, a session)
+
+
 class Entity(models.Model):
     name = models.CharField(max_length=255, unique=True)
     type = models.CharField(max_length=100)
@@ -36,9 +54,9 @@ class Entity(models.Model):
         max_length=16, choices=Namespace.choices, default=Namespace.PERSONAL
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
-    # A new memory starts below certainty; each genuinely new observation added to it later
-    # raises confidence by 0.05, up to 1.0.
-    confidence = models.FloatField(default=DEFAULT_CONFIDENCE)
+    # 0..1, an input of remember (default by trust status); raised only by `observe`, never
+    # by appending, importing or accepting a derived memory (graph/ops/trust/).
+    confidence = models.FloatField(default=HYPOTHESIS_CONFIDENCE)
     access_count = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     # Recall effectiveness, for the impact factor (graph/search/scoring.py): citations and
@@ -52,6 +70,37 @@ class Entity(models.Model):
     # Hash of the text its vector is built from (name, title, observations), kept by
     # index_sync: an entity whose vector carries another hash is waiting to be embedded.
     embedding_hash = models.CharField(max_length=32, blank=True, default="")
+    # --- provenance and trust (migration 0005; graph/ops/trust/ holds the rules) ----------
+    trust = models.CharField(
+        max_length=16, choices=TrustStatus.choices, default=TrustStatus.HYPOTHESIS
+    )
+    # Where the memory can be checked (a runbook, a file, a commit); NULL: unsourced.
+    source = models.CharField(max_length=500, null=True, blank=True)  # noqa: DJ001
+    # temporal | paradigm | architectural | observational; a derived memory holds the union of
+    # its sources' as one comma-separated value; "" for none.
+    invalidation_tag = models.CharField(max_length=64, blank=True, default="")
+    # The test that would retire the memory; a derived memory holds the union of its sources'
+    # conditions, one per line; "" for none.
+    invalidation_condition = models.TextField(blank=True, default="")
+    kind = models.CharField(max_length=16, choices=MemoryKind.choices, default=MemoryKind.SEMANTIC)
+    # What the memory was derived from (a superseded memory, a digest's first source). Indexed
+    # under Meta.indexes; entities are archived, never deleted, so SET_NULL is for safety only.
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="derived",
+        db_index=False,
+    )
+    # Derivation steps from an observation: 0 for a memory stated or observed itself, its
+    # parent's + 1 for an unsourced derivation.
+    hop_count = models.PositiveIntegerField(default=0)
+    # The last time it was observed against its source; NULL: never (an unsourced memory).
+    last_observed_at = models.DateTimeField(null=True, blank=True)
+    # From `ttl_hours`: after this the memory is hidden from recall, briefing, export and
+    # memory_list unless a call asks for include_expired. NULL: permanent.
+    expires_at = models.DateTimeField(null=True, blank=True)
 
     objects = EntityManager()
 
@@ -60,6 +109,8 @@ class Entity(models.Model):
         indexes = [
             models.Index(fields=["status", "updated_at"], name="entity_status_updated"),
             models.Index(fields=["namespace"], name="entity_namespace"),
+            models.Index(fields=["parent"], name="entity_parent"),
+            models.Index(fields=["expires_at"], name="entity_expires"),
         ]
 
     def __str__(self) -> str:

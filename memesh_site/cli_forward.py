@@ -62,6 +62,11 @@ FORWARDED = frozenset(
         "status",
         "stats",
         "projects",
+        # The trust model's commands (docs/trust.md).
+        "observe",
+        "supersede",
+        "memories",
+        "ping",
         # Claude Code's hooks (api/hooks/): the one command that reads stdin, which the
         # request carries (`stdin`, at most MAX_STDIN_BYTES).
         "hook",

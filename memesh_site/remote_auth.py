@@ -30,7 +30,8 @@ from memesh_site.paths import ensure_private_file, memesh_home
 
 TOKEN_ENV = "MEMESH_REMOTE_TOKEN"
 TOKEN_FILENAME = "remote-token"
-PROTECTED_PREFIXES = ("/v1", "/mcp")
+# /api: the peer compatibility routes (api/peer_views.py), guarded like /v1 when switched on.
+PROTECTED_PREFIXES = ("/v1", "/mcp", "/api")
 
 
 def is_loopback(host: str) -> bool:

@@ -221,6 +221,9 @@ MEMESH_WORKER = envbool("MEMESH_WORKER", True)
 # requests a person or an agent is waiting for. 0 leaves it as started.
 MEMESH_WORKER_NICENESS = envint_within("MEMESH_WORKER_NICENESS", 10, 0, 19)
 MEMESH_REMOTE_TOKEN = envstr("MEMESH_REMOTE_TOKEN", "")
+# The peer-shaped compatibility surface (docs/api.md, "Peer compatibility"): `memory_*` MCP
+# tools and /api/v1/memories routes. Off by default; the config key `peerApi` turns it on too.
+MEMESH_PEER_API = envbool("MEMESH_PEER_API", False)
 MEMESH_RATE_LIMIT_PER_MINUTE = envfloat_or_none("MEMESH_RATE_LIMIT_PER_MINUTE")
 
 # The capture hooks (`memesh hook <event>`, api/hooks/): MEMESH_AUTO_CAPTURE=false stops every

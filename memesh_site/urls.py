@@ -8,6 +8,8 @@ admin.autodiscover()
 
 urlpatterns = [
     path("v1/", include("api.urls")),
+    # The peer-shaped compatibility routes, off unless `peerApi` is on (api/peer_views.py).
+    path("api/v1/", include("api.peer_urls")),
     # The review UI for people (docs/review.md): Django admin and the HTMX review page.
     path("admin/", admin.site.urls),
     path("review/", include("proposals.urls")),

@@ -7,10 +7,10 @@ written whole); `language` (the language generated memories are written in, ≤ 
 `sessionLimit`, `autoUpdate`, `setupCompleted`, `transcriptMining`, `theme`;
 `embedder` (its shape and its reading belong to graph/embedding/config.py); `briefing` (the
 briefing level used when a call names none; its values and its reading belong to
-graph/ops/briefing.py). Keys this module
-does not know are kept as they are on disk. The file itself — lock, atomic 0600 write — is
-memesh_site/config_store.py's; an embedder change queues a reindex in proposals/tasks.py
-(`config_saved`), not here.
+graph/ops/briefing.py); `peerApi` (the compatibility surface, read by graph/ops/peer/). Keys
+this module does not know are kept as they are on disk. The file itself — lock, atomic 0600
+write — is memesh_site/config_store.py's; an embedder change queues a reindex in
+proposals/tasks.py (`config_saved`), not here.
 
 Secrets: every API key leaves as `***` (memesh_site/redact.py's `mask_secret_fields`); a
 client must never echo the mask back, so `***` as a key is refused. A fallback entry keeps its
@@ -107,6 +107,12 @@ class ConfigUpdate(BaseModel):
     # graph/embedding/config.py owns this section's shape.
     embedder: EmbedderSection | None = Field(
         None, description="The embedding provider: a name or {provider, model, baseUrl, ...}."
+    )
+    # graph/ops/peer/switch.py reads it.
+    peerApi: bool | None = Field(
+        None,
+        description="Serve the peer-shaped compatibility surface: memory_* MCP tools and "
+        "/api/v1/memories routes (also MEMESH_PEER_API=1). Off by default.",
     )
     # graph/ops/briefing.py reads it (and owns the values).
     briefing: Level | None = Field(

@@ -71,6 +71,8 @@ def proposal_comparison(proposal_id: int) -> dict[str, Any]:
         "proposed": detail["proposed_digest"],
         "is_relation": detail["kind"] == ProposalKind.RELATION,
         "sources": selectors.proposal_sources(proposal),
+        # What accepting would store: always a hypothesis (docs/trust.md, no laundering).
+        "accept_trust": selectors.proposal_accept_preview(proposal),
     }
 
 

@@ -9,9 +9,12 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import Count
+from django.utils import timezone
 
 from graph.errors import InvalidParameter, NotFound
-from graph.models import Entity, Observation, Tag
+from graph.models import Entity, Observation, Status, Tag
+from graph.ops.trust.rules import facets_derived
+from graph.ops.trust.view import entity_trust, entity_unconfirmed
 from proposals.models import (
     DREAM_RUN_KIND,
     Proposal,
@@ -110,8 +113,10 @@ def proposal_detail(proposal_id: int) -> dict[str, Any]:
 
 def proposal_sources(proposal: Proposal) -> list[dict[str, Any]]:
     """The memories a proposal was made from, in full, in source order, for side-by-side
-    review: {id, name, type, title, observations, tags, status}. A source deleted since is
-    listed with status `missing`."""
+    review: {id, name, type, title, observations, tags, status, trust}. `trust` is the trust
+    block recall shows, plus `unconfirmed` (the briefing's words for a hypothesis or a stale
+    fact, or None). A source deleted since is listed with status `missing`."""
+    now = timezone.now()
     ids = [int(i) for i in proposal.source_ids or []]
     entities = {e.pk: e for e in Entity.objects.filter(pk__in=ids)}
     observations: dict[int, list[str]] = {}
@@ -135,9 +140,14 @@ def proposal_sources(proposal: Proposal) -> list[dict[str, Any]]:
                     "observations": [],
                     "tags": [],
                     "status": "missing",
+                    "trust": None,
                 }
             )
             continue
+        trust = {
+            **entity_trust(entity, now).model_dump(),
+            "unconfirmed": entity_unconfirmed(entity, now),
+        }
         out.append(
             {
                 "id": entity_id,
@@ -147,9 +157,28 @@ def proposal_sources(proposal: Proposal) -> list[dict[str, Any]]:
                 "observations": observations.get(entity_id, []),
                 "tags": tags.get(entity_id, []),
                 "status": entity.status,
+                "trust": trust,
             }
         )
     return out
+
+
+def proposal_accept_preview(proposal: Proposal) -> dict[str, Any] | None:
+    """The trust an accept would give what the proposal creates (digest, pattern): always a
+    hypothesis derived from the sources still active (graph.ops.trust.rules.facets_derived); None
+    for a relation proposal, which creates no memory."""
+    if proposal.kind == ProposalKind.RELATION:
+        return None
+    ids = [int(i) for i in proposal.source_ids or []]
+    found = {e.pk: e for e in Entity.objects.filter(pk__in=ids, status=Status.ACTIVE)}
+    facets = facets_derived([found[i] for i in ids if i in found], type_=str(proposal.kind))
+    return {
+        "status": facets.trust,
+        "confidence": facets.confidence,
+        "hop_count": facets.hop_count,
+        "invalidation_tag": facets.invalidation_tag or None,
+        "invalidation_conditions": facets.invalidation_condition.splitlines(),
+    }
 
 
 def sources_state(source_ids: list[int]) -> str:

@@ -6,6 +6,11 @@ racing — or one double-clicking — cannot apply a proposal twice. The whole a
 transaction: the graph writes (through graph's write services, which keep the indexes in
 step) and the status change commit or roll back together. Every accept and reject, also a
 refused one, leaves a ProposalReview row saying who did it and from where.
+
+No confidence laundering (docs/trust.md): what an accept creates is a hypothesis derived from
+the proposal's sources (graph.ops.trust.rules.facets_derived: their minimum confidence, the union of
+their invalidation tags and conditions, one hop further, never observed). Accepting never
+promotes; only `observe` with a source does.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from graph.models import Entity, Relation, Status
 from graph.ops.forget import ForgetInput, entity_forget
 from graph.ops.remember.schema import RelationInput, RememberInput
 from graph.ops.remember.service import entity_remember
+from graph.ops.trust.rules import facets_derived
 from proposals.models import (
     Proposal,
     ProposalKind,
@@ -257,7 +263,10 @@ def _free_name(wanted: str) -> str:
     return candidate
 
 
-def _create_entity(proposed: dict[str, Any], default_type: str) -> str:
+def _create_entity(proposed: dict[str, Any], default_type: str, sources: list[Entity]) -> str:
+    """Create the proposed entity as a hypothesis derived from `sources` (the module
+    docstring's rule; a proposal with no source memories, such as one mined from a
+    transcript, is a hypothesis at the default confidence)."""
     name = _free_name(str(proposed.get("name") or ""))
     observations = [str(o) for o in proposed.get("observations", []) if str(o).strip()]
     tags = [str(t) for t in proposed.get("tags", []) if str(t).strip()]
@@ -272,7 +281,9 @@ def _create_entity(proposed: dict[str, Any], default_type: str) -> str:
         )
     except ValueError as exc:  # a proposal whose content cannot be stored
         raise OperationFailed(f"the proposed entity cannot be stored: {exc}") from None
-    entity_remember(data=data, source_host=SOURCE_HOST)
+    entity_remember(
+        data=data, source_host=SOURCE_HOST, derived=facets_derived(sources, type_=data.type or "")
+    )
     return name
 
 
@@ -295,12 +306,17 @@ def _apply_digest(proposal: Proposal) -> dict[str, Any]:
     sources = [s for s in sources if s.pk not in claimed_elsewhere]
     if not sources:
         raise _Unclaimable("every source is already summarised by another digest, archived or gone")
-    name = _create_entity(proposal.proposed or {}, "digest")
+    name = _create_entity(proposal.proposed or {}, "digest", sources)
     digest_id = Entity.objects.id_for_name(name)
     assert digest_id is not None
     for source in sources:
         _link(digest_id, source.pk, RELATION_SUMMARIZES)
-        entity_forget(data=ForgetInput(name=source.name))
+        entity_forget(
+            data=ForgetInput(
+                name=source.name,
+                reason=f'summarised by digest "{name}" (proposal {proposal.pk})',
+            )
+        )
     return {
         "proposalId": proposal.pk,
         "digestEntityName": name,
@@ -314,7 +330,7 @@ def _apply_pattern(proposal: Proposal) -> dict[str, Any]:
     sources = _active_sources(proposal)
     if not sources:
         raise _Unclaimable("every evidence memory is archived or gone")
-    name = _create_entity(proposal.proposed or {}, "pattern_emergent")
+    name = _create_entity(proposal.proposed or {}, "pattern_emergent", sources)
     pattern_id = Entity.objects.id_for_name(name)
     assert pattern_id is not None
     for source in sources:
@@ -361,7 +377,10 @@ def _apply_relation(proposal: Proposal) -> dict[str, Any]:
 
 
 def _apply_memory(proposal: Proposal) -> dict[str, Any]:
-    name = _create_entity(proposal.proposed or {}, "fact")
+    # Mined from a transcript: no source memories, so a hypothesis at the default confidence,
+    # one hop out (facets_derived) — the model's reading of a conversation is not an
+    # observation against a source.
+    name = _create_entity(proposal.proposed or {}, "fact", sources=[])
     return {
         "proposalId": proposal.pk,
         "digestEntityName": name,

@@ -51,7 +51,13 @@ VALID_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("user_patterns", {"categories": None}),
     ("stats", {}),
     ("projects", {}),
-    ("forget", {"name": "mcp-note"}),
+    # The trust model's tools: a hypothesis observed with its source becomes a fact; memory_list
+    # lists it; supersede corrects mcp-note (archiving it), ping answers.
+    ("observe", {"name": "mcp-note", "source": "README.md", "confidence": None}),
+    ("memory_list", {"status": "fact", "limit": None}),
+    ("ping", {"message": "hello", "probe": None}),
+    ("supersede", {"name": "mcp-note", "observations": ["a corrected fact"], "tags": None}),
+    ("forget", {"name": "mcp-note", "reason": "superseded already"}),
 ]
 
 # One invalid call per tool: each must come back in-band as isError with an errorCode.
@@ -70,6 +76,10 @@ INVALID_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("unpin", {"name": ["not", "a", "string"]}),
     ("stats", {"type": "decision"}),  # takes no arguments
     ("projects", {"limit": 5}),
+    ("observe", {"name": "mcp-decision"}),  # a hypothesis: trust.source-required
+    ("supersede", {"name": "mcp-decision"}),  # no observations
+    ("memory_list", {"status": "retired"}),
+    ("ping", {"probe": "yes"}),
     # Domain errors, not schema ones: the agent guide's rule (a decision needs `why`), and a
     # relation to an entity that does not exist.
     ("remember", {"name": "d2", "type": "decision", "observations": ["no reason given"]}),

@@ -3,10 +3,10 @@ index in step (`graph.ops.writes.index_after_write`, as every write service does
 
 What remember can say, remember does: a new entity is created by `entity_remember` (type,
 namespace, provenance, index), `insert` appends through it (observation dedupe ignoring
-whitespace, the confidence step for a new observation, the index), and `delete` is
+whitespace, the trust rules of graph/ops/trust/, the index), and `delete` is
 `entity_forget` (archive, never destroy). What it cannot say is here, with the same
-invariants: `create` overwriting a file (observations replaced, tags/type/title kept, no
-confidence step — a rewrite is not corroboration — and not blocked by the decision-type
+invariants: `create` overwriting a file (observations replaced, tags/type/title kept, trust
+unchanged — a rewrite is not corroboration — and not blocked by the decision-type
 `why` rule, which belongs to the agent transports' `replace`), the content-addressed
 `str_replace`, and `rename`. None of them stores an observation the entity already holds
 (DESIGN §4 item 4).

@@ -17,8 +17,10 @@ current at any level: one line points at `memesh task` instead, because a stale 
 read as fact is a wrong instruction with nothing to contradict it.
 
 Imported or otherwise untrusted memories are never included: they were written by someone else
-and would arrive wearing the authority of the user's own graph. Rendering and fencing live in
-briefing_render.
+and would arrive wearing the authority of the user's own graph. Hypotheses and stale facts
+(graph/ops/trust/) are included and marked on their line — "hypothesis, unconfirmed since
+<date>", "unconfirmed since <date>: re-check before relying" — and expired memories
+(`ttl_hours` run out) are left out. Rendering and fencing live in briefing_render.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, cast, get_args
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from pydantic import AfterValidator, Field
 
@@ -41,10 +43,11 @@ from graph.ops.briefing_render import (
     memory_line,
     wrap,
 )
-from graph.ops.fields import Output, StrictInput
+from graph.ops.fields import ACTIVITY_TYPES, Output, StrictInput
 from graph.ops.operation import READ_ONLY, CallContext, Operation
 from graph.ops.scope import ScopeOutput, scope_output
 from graph.ops.task_state import STALE_AFTER, read_task_state, task_state_time
+from graph.ops.trust.view import source_origin, unconfirmed_label
 from graph.project import project_line
 from graph.project_tags import (
     MAX_PROJECT_CHARS,
@@ -64,17 +67,9 @@ LEVEL_SETTING = "briefing"  # the config.json key holding the level used when a 
 DECISION = "decision"
 LESSON = "lesson_learned"
 HANDOFF = "handoff"
-# Routine records of what happened (hooks write most of them); everything else of a project is
-# "knowledge". Activity ranks below decisions: a week of commits must not push them out.
-ACTIVITY_TYPES = (
-    "commit",
-    "session",
-    "session_summary",
-    "session-summary",
-    "session_keypoint",
-    "workflow_checkpoint",
-    "conversation",
-)
+# Routine records of what happened (graph/ops/fields.py: ACTIVITY_TYPES); everything else of a
+# project is "knowledge". Activity ranks below decisions: a week of commits must not push them
+# out.
 
 MAX_DECISIONS = 8
 MAX_LESSONS = 5  # the agent guide: "up to five project lessons are selected separately"
@@ -163,13 +158,9 @@ def briefing_scope(project: str | None, level: Level) -> ScopeOutput:
 
 
 def is_trusted(metadata: Any) -> bool:
-    """False for memories that came from outside: imports and anything marked untrusted."""
-    if not isinstance(metadata, dict):
-        return True
-    if metadata.get("untrusted") is True or "import" in metadata:
-        return False
-    provenance = metadata.get("provenance")
-    return not (isinstance(provenance, dict) and provenance.get("imported") is True)
+    """False for memories that came from outside: imports and anything marked untrusted (the
+    trust block's `source_origin: imported`; graph/ops/trust/view.py holds the test)."""
+    return source_origin(metadata) == "local"
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +168,10 @@ class Candidate:
     doc: EntityDocument
     # Last time anyone wrote or read it: a decision untouched for 30 days is "unconfirmed".
     touched: datetime
+    # The trust model's mark (graph/ops/trust/): a hypothesis or a stale fact says since when
+    # it is unconfirmed; "" for a fresh fact.
+    mark: str = ""
+    stale_fact: bool = False
 
 
 def _aware(value: datetime) -> datetime:
@@ -184,9 +179,15 @@ def _aware(value: datetime) -> datetime:
 
 
 def _select(
-    queryset: QuerySet[Entity], limit: int, skip: set[int], *, page: int = 100
+    queryset: QuerySet[Entity],
+    limit: int,
+    skip: set[int],
+    *,
+    page: int = 100,
+    now: datetime | None = None,
 ) -> list[Candidate]:
-    """The newest `limit` trusted, active entities of `queryset` not in `skip`.
+    """The newest `limit` trusted, active, unexpired (at `now`) entities of `queryset` not in
+    `skip`, each with its trust mark.
 
     The trust test runs in Python: SQLite's JSON lookups under NOT treat a missing key as NULL
     and would drop every memory without the key. Paging keeps a graph full of imports from
@@ -194,8 +195,13 @@ def _select(
     """
     if limit <= 0:
         return []
+    now = now or timezone.now()
     picked: list[tuple[int, datetime]] = []
-    rows = queryset.filter(status=Status.ACTIVE).order_by("-updated_at", "-id")
+    rows = (
+        queryset.filter(status=Status.ACTIVE)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        .order_by("-updated_at", "-id")
+    )
     offset = 0
     while len(picked) < limit:
         batch = list(
@@ -216,7 +222,11 @@ def _select(
         offset += page
     docs = Entity.objects.documents([entity_id for entity_id, _ in picked])
     touched_by_id = dict(picked)
-    return [Candidate(doc, touched_by_id[doc.id]) for doc in docs]
+    out = []
+    for doc in docs:
+        mark = unconfirmed_label(doc, now) or ""
+        out.append(Candidate(doc, touched_by_id[doc.id], mark, doc.trust == "fact" and bool(mark)))
+    return out
 
 
 # --- lines ----------------------------------------------------------------------------------
@@ -254,14 +264,26 @@ def _decision_line(candidate: Candidate, now: datetime, label_limit: int | None 
     reason = decision_reason(candidate.doc)
     suffix = f"— why: {clean(reason, MAX_REASON_CHARS)}" if reason else "— no reason recorded"
     days = (now - candidate.touched).days
-    if days >= UNCONFIRMED_AFTER_DAYS:
+    flagged = days >= UNCONFIRMED_AFTER_DAYS
+    if flagged:
         suffix += f" — unconfirmed {days} days: re-check before relying"
+    if candidate.mark and not (flagged and candidate.stale_fact):
+        # A stale fact the guide's flag already calls unconfirmed is not flagged twice.
+        suffix += f" — {candidate.mark}"
     label = _label(candidate.doc, label_limit)
     return memory_line(candidate.doc.type, label, candidate.doc.id, suffix)
 
 
+def _marked(candidate: Candidate, before: str = "") -> str:
+    """A line's suffix: `before` (an age, a project), then the trust mark."""
+    mark = f"— {candidate.mark}" if candidate.mark else ""
+    return " ".join(part for part in (before, mark) if part)
+
+
 def _plain_line(candidate: Candidate) -> str:
-    return memory_line(candidate.doc.type, _label(candidate.doc), candidate.doc.id)
+    return memory_line(
+        candidate.doc.type, _label(candidate.doc), candidate.doc.id, _marked(candidate)
+    )
 
 
 def _index_line(candidate: Candidate, now: datetime) -> str:
@@ -270,7 +292,7 @@ def _index_line(candidate: Candidate, now: datetime) -> str:
     if candidate.doc.type == DECISION:
         return _decision_line(candidate, now, MAX_INDEX_LABEL_CHARS)
     label = _label(candidate.doc, MAX_INDEX_LABEL_CHARS)
-    return memory_line(candidate.doc.type, label, candidate.doc.id)
+    return memory_line(candidate.doc.type, label, candidate.doc.id, _marked(candidate))
 
 
 def _projects_of(doc: EntityDocument) -> list[str]:
@@ -332,10 +354,11 @@ def _task_state_section(project: str, level: Level, now: datetime) -> tuple[Sect
 
 def _handoff_section(tagged: QuerySet[Entity], skip: set[int], now: datetime) -> Section:
     section = Section("Where the work was left off (verify against the files before acting)")
-    for candidate in _select(tagged.filter(type=HANDOFF), 1, skip):
+    for candidate in _select(tagged.filter(type=HANDOFF), 1, skip, now=now):
         age = _age(now - _aware(datetime.fromisoformat(candidate.doc.updated_at)))
         label = _label(candidate.doc, MAX_HANDOFF_CHARS)
-        section.lines.append(memory_line(HANDOFF, label, candidate.doc.id, f"({age})"))
+        suffix = _marked(candidate, f"({age})")
+        section.lines.append(memory_line(HANDOFF, label, candidate.doc.id, suffix))
     return section
 
 
@@ -352,47 +375,54 @@ def _project_sections(
     task, fresh = _task_state_section(project, level, now)
     decisions = Section("Decisions and direction")
     decisions.lines = [
-        _decision_line(c, now) for c in _select(tagged.filter(type=DECISION), MAX_DECISIONS, skip)
+        _decision_line(c, now)
+        for c in _select(tagged.filter(type=DECISION), MAX_DECISIONS, skip, now=now)
     ]
     lessons = Section("Lessons (do not repeat)")
-    lessons.lines = [_plain_line(c) for c in _select(tagged.filter(type=LESSON), MAX_LESSONS, skip)]
+    lessons.lines = [
+        _plain_line(c) for c in _select(tagged.filter(type=LESSON), MAX_LESSONS, skip, now=now)
+    ]
     knowledge = Section("Knowledge")
     durable = _durable(tagged)
     knowledge.lines = [
         _plain_line(c)
-        for c in _select(durable.exclude(type__in=[DECISION, LESSON]), MAX_KNOWLEDGE, skip)
+        for c in _select(durable.exclude(type__in=[DECISION, LESSON]), MAX_KNOWLEDGE, skip, now=now)
     ]
     activity = Section("Recent activity")
     activity.lines = [
-        _plain_line(c) for c in _select(tagged.filter(type__in=ACTIVITY_TYPES), MAX_ACTIVITY, skip)
+        _plain_line(c)
+        for c in _select(tagged.filter(type__in=ACTIVITY_TYPES), MAX_ACTIVITY, skip, now=now)
     ]
     sections = [handoff, task, decisions, lessons, knowledge, activity]
     if level != "minimal":
         # Last in priority: a crowded block shows fewer index lines, never fewer decisions.
         index = Section("Index of other durable memories (a recent window: recall finds more)")
-        index.lines = [_index_line(c, now) for c in _select(durable, MAX_INDEX, skip)]
+        index.lines = [_index_line(c, now) for c in _select(durable, MAX_INDEX, skip, now=now)]
         sections.append(index)
     return sections, fresh
 
 
-def _shared_sections(project: str | None, level: Level, skip: set[int]) -> list[Section]:
+def _shared_sections(
+    project: str | None, level: Level, skip: set[int], now: datetime
+) -> list[Section]:
     no_project = Section("Memories with no project")
     loose = Entity.objects.exclude(namespace=Namespace.GLOBAL).exclude(
         tags__name__startswith=PROJECT_TAG_PREFIX
     )
-    no_project.lines = [_plain_line(c) for c in _select(loose, MAX_NO_PROJECT, skip)]
+    no_project.lines = [_plain_line(c) for c in _select(loose, MAX_NO_PROJECT, skip, now=now)]
     sections = [no_project]
     if level == "full":
         others = Entity.objects.filter(tags__name__startswith=PROJECT_TAG_PREFIX)
         if project is not None:
             others = others.exclude(tags__name=project_tag(project))
         other = Section("Other projects — recent activity")
-        for c in _select(others.distinct(), MAX_OTHER_PROJECTS, skip):
+        for c in _select(others.distinct(), MAX_OTHER_PROJECTS, skip, now=now):
             where = ", ".join(clean(p, 60) for p in _projects_of(c.doc))
-            other.lines.append(memory_line(c.doc.type, _label(c.doc), c.doc.id, f"({where})"))
+            suffix = _marked(c, f"({where})")
+            other.lines.append(memory_line(c.doc.type, _label(c.doc), c.doc.id, suffix))
         global_ = Section("Global memory")
         everywhere = Entity.objects.filter(namespace=Namespace.GLOBAL)
-        global_.lines = [_plain_line(c) for c in _select(everywhere, MAX_GLOBAL, skip)]
+        global_.lines = [_plain_line(c) for c in _select(everywhere, MAX_GLOBAL, skip, now=now)]
         sections.extend([other, global_])
     return sections
 
@@ -411,7 +441,7 @@ def build_briefing(
             # The reference: "text is empty when the project has no injectable memories yet" —
             # memories from elsewhere do not make an empty project look briefed.
             return _empty(project, level)
-    shared = _shared_sections(project, level, skip)
+    shared = _shared_sections(project, level, skip, now)
     sections = [*project_sections, *shared]
     if not any(section.lines for section in sections):
         return _empty(project, level)
@@ -465,7 +495,7 @@ def briefing_index(project: str, *, now: datetime | None = None) -> BriefingInde
     now = now or timezone.now()
     tagged = Entity.objects.filter(tags__name=project_tag(project))
     # One more than the cap: whether the window is the whole set or cut by it.
-    candidates = _select(_durable(tagged), MAX_INDEX + 1, set())
+    candidates = _select(_durable(tagged), MAX_INDEX + 1, set(), now=now)
     lines: list[str] = []
     used = 0
     for candidate in candidates[:MAX_INDEX]:

@@ -17,11 +17,15 @@ from graph.ops.fields import (
     TypeName,
     valid_text,
 )
+from graph.ops.trust.fields import INVALIDATION_TAGS, ConfidenceValue, KindName, SourceText
+from graph.ops.trust.view import parse_time
 
 MAX_ENTRY_ITEMS = 10_000  # an entity accumulates observations over many remembers
 # A version export writes is three levels deep ({at, observations: [...]}); the bound keeps
 # an entry's metadata within what the JSON encoder can write without recursing too deep.
 MAX_HISTORY_DEPTH = 16
+# A derived memory's conditions are a union, one per line: room for several of them.
+MAX_CONDITION_UNION_CHARS = 20_000
 
 
 def _title(value: str | None) -> str | None:
@@ -59,6 +63,48 @@ class _EntryRelation(BaseModel):
     type: TypeName
 
 
+def _tags(value: str | None) -> str | None:
+    if value is None:
+        return None
+    named = [t.strip() for t in value.split(",") if t.strip()]
+    unknown = [t for t in named if t not in INVALIDATION_TAGS]
+    if unknown:
+        raise ValueError(f"must be among {', '.join(INVALIDATION_TAGS)} (got {unknown[0]!r})")
+    return ", ".join(named) or None
+
+
+def _time(value: str | None) -> str | None:
+    """An ISO 8601 time (kept as text; the import parses it with parse_time)."""
+    if value is None:
+        return None
+    try:
+        parse_time(valid_text(value))
+    except ValueError:
+        raise ValueError("must be an ISO 8601 time") from None
+    return value
+
+
+def _condition(value: str | None) -> str | None:
+    return None if value is None or not valid_text(value).strip() else value.strip()
+
+
+class EntryTrust(BaseModel):
+    """An entry's provenance as export writes it (graph/ops/bundle_export.py). `status` is
+    not read: an entry is a fact only when it carries a `source` (docs/trust.md)."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+    source: SourceText | None = None
+    confidence: ConfidenceValue | None = None
+    invalidation_tag: Annotated[str | None, AfterValidator(_tags)] = None
+    invalidation_condition: Annotated[
+        str | None, Field(max_length=MAX_CONDITION_UNION_CHARS), AfterValidator(_condition)
+    ] = None
+    kind: KindName | None = None
+    hop_count: Annotated[int, Field(ge=0, le=1000)] = 0
+    last_observed_at: Annotated[str | None, AfterValidator(_time)] = None
+    expires_at: Annotated[str | None, AfterValidator(_time)] = None
+
+
 class BundleEntry(BaseModel):
     """One entry of an imported bundle. Unknown keys are ignored (bundles of other versions
     carry ids, timestamps, ...); the fields that are used are checked as strictly as
@@ -78,3 +124,4 @@ class BundleEntry(BaseModel):
         Field(max_length=MAX_ENTRY_ITEMS),
         AfterValidator(_storable_history),
     ] = Field(default_factory=list)
+    trust: EntryTrust | None = None

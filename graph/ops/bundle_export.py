@@ -1,8 +1,10 @@
 """export: the portable JSON bundle of the reference, read in chunks.
 
 Bundle: `{"version", "exported_at", "entity_count", "entities": [{name, title, type,
-namespace, observations, tags, relations: [{from, to, type}]}], "scope"}`. Only active entities
-are exported (the reference's `limit` counts active entities); `title` is null when absent.
+namespace, observations, tags, relations: [{from, to, type}], trust}], "scope"}`. Only active
+entities are exported (the reference's `limit` counts active entities), and not the expired ones
+unless `include_expired`; `title` is null when absent. `trust` carries each memory's provenance
+(graph/ops/trust/) so that an import elsewhere keeps a hypothesis a hypothesis.
 Like recall, an export is scoped to the bound project (graph/ops/scope.py): its memories,
 those with no project and global ones; `cross_project` exports every project's, and the
 bundle's `scope` says which. Import reads only `entities`.
@@ -15,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from pydantic import Field
 
@@ -29,6 +31,8 @@ from graph.ops.fields import (
     TagName,
 )
 from graph.ops.scope import UNBOUND, ReadScope, ScopeOutput
+from graph.ops.trust.fields import INCLUDE_EXPIRED_HELP, KindName, TrustName
+from graph.storage.documents import EntityDocument
 
 BUNDLE_VERSION = "3.0.0"
 DEFAULT_EXPORT_LIMIT = 1000
@@ -65,6 +69,7 @@ class ExportInput(StrictInput):
         default=False,
         description=f"{CROSS_PROJECT_HELP}. `namespace` and `tag` still filter.",
     )
+    include_expired: bool = Field(default=False, description=INCLUDE_EXPIRED_HELP)
 
 
 class BundleRelation(Output):
@@ -74,6 +79,20 @@ class BundleRelation(Output):
 
 
 REPLACED_HISTORY = "replaced_history"
+
+
+class BundleTrust(Output):
+    """A memory's provenance in a bundle: what an import needs to keep its trust honest."""
+
+    status: TrustName
+    source: str | None
+    confidence: float
+    invalidation_tag: str | None
+    invalidation_condition: str | None
+    kind: KindName
+    hop_count: int
+    last_observed_at: str | None = Field(description="ISO 8601 (UTC), null: never observed.")
+    expires_at: str | None = Field(description="ISO 8601 (UTC), null: permanent.")
 
 
 class BundleEntity(Output):
@@ -90,6 +109,12 @@ class BundleEntity(Output):
         description="Earlier versions of the observations ({at, observations, ...}), when the "
         "memory was rewritten by `replace` or an import overwrite.",
     )
+    trust: BundleTrust | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Provenance and trust (docs/trust.md); an import treats a memory without "
+        "a `source` as a hypothesis.",
+    )
 
 
 class ExportOutput(Output):
@@ -103,20 +128,52 @@ class ExportOutput(Output):
     )
 
 
-def _export_queryset(namespace: str | None, tag: str | None, scope: ReadScope) -> QuerySet[Entity]:
+def _export_queryset(
+    namespace: str | None,
+    tag: str | None,
+    scope: ReadScope,
+    unexpired_at: datetime | None = None,
+) -> QuerySet[Entity]:
     qs = Entity.objects.filter(status=Status.ACTIVE)
     if namespace is not None:
         qs = qs.filter(namespace=namespace)
     if tag is not None:
         qs = qs.filter(tags__name=tag)
+    if unexpired_at is not None:
+        qs = qs.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=unexpired_at))
     return scope.apply(qs)
 
 
+def _unexpired_at(include_expired: bool, now: datetime | None) -> datetime | None:
+    return None if include_expired else (now or timezone.now())
+
+
 def bundle_count(
-    *, namespace: str | None, tag: str | None, limit: int | None, scope: ReadScope = UNBOUND
+    *,
+    namespace: str | None,
+    tag: str | None,
+    limit: int | None,
+    scope: ReadScope = UNBOUND,
+    include_expired: bool = False,
+    now: datetime | None = None,
 ) -> int:
-    count = _export_queryset(namespace, tag, scope).count()
+    unexpired_at = _unexpired_at(include_expired, now)
+    count = _export_queryset(namespace, tag, scope, unexpired_at).count()
     return count if limit is None else min(count, limit)
+
+
+def _trust_entry(doc: EntityDocument) -> dict[str, Any]:
+    return {
+        "status": doc.trust,
+        "source": doc.source,
+        "confidence": doc.confidence,
+        "invalidation_tag": doc.invalidation_tag or None,
+        "invalidation_condition": doc.invalidation_condition or None,
+        "kind": doc.kind,
+        "hop_count": doc.hop_count,
+        "last_observed_at": doc.last_observed_at,
+        "expires_at": doc.expires_at,
+    }
 
 
 def bundle_entities(
@@ -125,13 +182,21 @@ def bundle_entities(
     tag: str | None,
     limit: int | None,
     scope: ReadScope = UNBOUND,
+    include_expired: bool = False,
+    now: datetime | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Bundle entries of the active entities, oldest first, EXPORT_CHUNK at a time.
+    """Bundle entries of the active entities, oldest first, EXPORT_CHUNK at a time (without
+    the expired ones unless `include_expired`; `now` is when expiry is judged).
 
     Keyset pagination keeps memory flat. Call inside a transaction (as bundle_count) so the
     count written in the header and the entries come from one snapshot.
     """
-    qs = _export_queryset(namespace, tag, scope).order_by("id").values_list("id", flat=True)
+    unexpired_at = _unexpired_at(include_expired, now)
+    qs = (
+        _export_queryset(namespace, tag, scope, unexpired_at)
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
     last, remaining = 0, limit
     while remaining is None or remaining > 0:
         size = EXPORT_CHUNK if remaining is None else min(EXPORT_CHUNK, remaining)
@@ -155,6 +220,7 @@ def bundle_entities(
                     if doc.metadata.get(REPLACED_HISTORY)
                     else {}
                 ),
+                "trust": _trust_entry(doc),
             }
         last = ids[-1]
         if remaining is not None:
@@ -168,13 +234,23 @@ def exported_at(now: datetime) -> str:
 
 
 @transaction.atomic  # one read snapshot for the count and the entries
-def bundle_export(*, data: ExportInput, scope: ReadScope = UNBOUND) -> ExportOutput:
+def bundle_export(
+    *, data: ExportInput, scope: ReadScope = UNBOUND, now: datetime | None = None
+) -> ExportOutput:
+    now = now or timezone.now()
     entries = list(
-        bundle_entities(namespace=data.namespace, tag=data.tag, limit=data.limit, scope=scope)
+        bundle_entities(
+            namespace=data.namespace,
+            tag=data.tag,
+            limit=data.limit,
+            scope=scope,
+            include_expired=data.include_expired,
+            now=now,
+        )
     )
     return ExportOutput(
         version=BUNDLE_VERSION,
-        exported_at=exported_at(timezone.now()),
+        exported_at=exported_at(now),
         entity_count=len(entries),
         entities=[BundleEntity.model_validate(e) for e in entries],
         scope=scope.output(),

@@ -20,8 +20,12 @@ Trust marker: every entity an import creates or changes gets `metadata.untrusted
 `metadata.import = {at, strategy, source_host}`; one it creates also gets
 `metadata.provenance = {source_host, imported: true}`. Hook injection must skip untrusted
 entities; a review (or the user re-storing the memory) is what may clear the marker — nothing
-does that yet. Overwrite keeps what it replaced in `metadata.replaced_history` (as `replace`
-does); a bundle's versions (`replaced_history`) are kept on the entities it creates.
+does that yet. The trust model (graph/ops/trust/): an entity an import creates is a fact
+only when its entry's `trust` carries a `source`, else a hypothesis, its source reported as
+imported; an import never changes the trust of an entity that exists (no confidence is
+raised, no hypothesis promoted: only `observe` does that). Overwrite keeps what it replaced
+in `metadata.replaced_history` (as `replace` does); a bundle's versions (`replaced_history`)
+are kept on the entities it creates.
 
 Strategies on an entity that already exists (a new one is created under all three):
 skip leaves it entirely alone (namespace and relations included); overwrite replaces its
@@ -50,10 +54,21 @@ from graph.errors import (
     StorageIOError,
     StorageReadOnly,
 )
-from graph.models import Entity, Namespace, Observation, Relation, Tag
+from graph.models import (
+    FACT_CONFIDENCE,
+    HYPOTHESIS_CONFIDENCE,
+    Entity,
+    Namespace,
+    Observation,
+    Relation,
+    Tag,
+    TrustStatus,
+)
 from graph.ops.bundle_entry import BundleEntry
 from graph.ops.bundle_export import REPLACED_HISTORY, exported_at
 from graph.ops.fields import NamespaceName, Output, StrictInput
+from graph.ops.trust.rules import default_kind, with_event
+from graph.ops.trust.view import parse_time
 from graph.ops.validation_errors import describe_validation_error
 from graph.search.text import normalize_observation
 from graph.storage.conditions import storage_error
@@ -170,7 +185,39 @@ def _dedupe(values: Iterable[str], seen: set[str], key: Callable[[str], str] = s
     return out
 
 
+def _trust_columns(entry: BundleEntry) -> dict[str, Any]:
+    """The trust of an entity an import creates: a fact only with a source (module
+    docstring); the bundle's confidence, doubt and times kept as they were exported."""
+    trust = entry.trust
+    source = trust.source if trust is not None else None
+    default = FACT_CONFIDENCE if source is not None else HYPOTHESIS_CONFIDENCE
+    if trust is None:
+        return {
+            "trust": TrustStatus.HYPOTHESIS,
+            "confidence": default,
+            "kind": default_kind(entry.type),
+        }
+    return {
+        "trust": TrustStatus.FACT if source is not None else TrustStatus.HYPOTHESIS,
+        "source": source,
+        "confidence": trust.confidence if trust.confidence is not None else default,
+        "invalidation_tag": trust.invalidation_tag or "",
+        "invalidation_condition": trust.invalidation_condition or "",
+        "kind": trust.kind or default_kind(entry.type),
+        "hop_count": trust.hop_count,
+        "last_observed_at": (
+            parse_time(trust.last_observed_at) if trust.last_observed_at else None
+        ),
+        "expires_at": parse_time(trust.expires_at) if trust.expires_at else None,
+    }
+
+
 def _create(entry: BundleEntry, run: _Run) -> int:
+    columns = _trust_columns(entry)
+    metadata = run.stamp(
+        {REPLACED_HISTORY: entry.replaced_history} if entry.replaced_history else {},
+        created=True,
+    )
     entity = Entity(
         name=entry.name,
         type=entry.type,
@@ -178,10 +225,15 @@ def _create(entry: BundleEntry, run: _Run) -> int:
         namespace=run.namespace or entry.namespace or Namespace.PERSONAL,
         created_at=run.now,
         updated_at=run.now,
-        metadata=run.stamp(
-            {REPLACED_HISTORY: entry.replaced_history} if entry.replaced_history else {},
-            created=True,
+        metadata=with_event(
+            metadata,
+            "import",
+            run.now,
+            status=columns["trust"],
+            confidence=columns["confidence"],
+            source=columns.get("source"),
         ),
+        **columns,
     )
     Entity.objects.insert_new(entity)
     observations = _dedupe((o.strip() for o in entry.observations), set(), normalize_observation)

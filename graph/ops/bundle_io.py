@@ -40,23 +40,40 @@ def bundle_write(
     scope: ReadScope = UNBOUND,
     progress: Callable[[int], None] | None = None,
     on_count: Callable[[int], None] | None = None,
+    include_expired: bool = False,
 ) -> int:
     """Write a bundle to `out`, one entity per line; returns the number written.
 
     One read transaction: the header's entity_count and the entries are one snapshot.
     """
     with transaction.atomic():
-        count = bundle_count(namespace=namespace, tag=tag, limit=limit, scope=scope)
+        now = timezone.now()
+        count = bundle_count(
+            namespace=namespace,
+            tag=tag,
+            limit=limit,
+            scope=scope,
+            include_expired=include_expired,
+            now=now,
+        )
         if on_count is not None:
             on_count(count)
         header = {
             "version": BUNDLE_VERSION,
-            "exported_at": exported_at(timezone.now()),
+            "exported_at": exported_at(now),
             "scope": scope.output().model_dump(mode="json", by_alias=True),
         }
         out.write(json.dumps(header)[:-1] + f', "entity_count": {count}, "entities": [')
         written = 0
-        for entry in bundle_entities(namespace=namespace, tag=tag, limit=limit, scope=scope):
+        entries = bundle_entities(
+            namespace=namespace,
+            tag=tag,
+            limit=limit,
+            scope=scope,
+            include_expired=include_expired,
+            now=now,
+        )
+        for entry in entries:
             out.write(("\n" if written == 0 else ",\n") + json.dumps(entry, ensure_ascii=False))
             written += 1
             if progress is not None and written % 100 == 0:

@@ -7,6 +7,10 @@ keyword index in the same transaction) plus what remember does not take: metadat
 (`session_id`, a commit's hash, a note file's path) and a bounded `replaced_history` for
 memories rewritten on every turn (a handoff, a session's evidence).
 
+Trust (docs/trust.md): a capture without a `source` is a hypothesis, as any unsourced remember;
+one given a `source` (a commit: `git:<hash>`, where it can be checked) is created a fact. The
+source is given to a new memory only: on one already stored, changing its trust is `observe`'s.
+
 Two rules every capture path shares live here:
 - `auto_capture_enabled`: MEMESH_AUTO_CAPTURE (true/false) when set, else the `autoCapture`
   key of config.json (`memesh config set autoCapture false`; this module owns how it is read,
@@ -90,6 +94,7 @@ def entity_capture(
     metadata: dict[str, Any] | None = None,
     replace: bool = False,
     keep_history: int | None = None,
+    source: str | None = None,
 ) -> Captured:
     """Store (or append to, or with `replace` rewrite) one captured memory, in one
     transaction: remember's write, then `metadata` merged into the entity's (keys already
@@ -110,6 +115,8 @@ def entity_capture(
     }
     if fitted_tags:  # only when given: on a replace, passing tags rewrites them
         fields["tags"] = fitted_tags[:MAX_TAGS]
+    if source is not None and Entity.objects.id_for_name(name) is None:
+        fields["source"] = source
     stored = entity_remember(
         data=RememberInput.model_validate(fields), source_host=CAPTURE_SOURCE_HOST
     )

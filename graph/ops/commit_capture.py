@@ -5,7 +5,8 @@ The entity: type `commit`, named `commit-<first 7 hex>` (a longer prefix when an
 already holds that name), `metadata.hash` the full hash, `metadata.session_id` the session it
 was made in (why walks it to the session's other memories), `metadata.files` the paths it
 touched (at most MAX_FILES), tagged `project:<id>` and `file:<basename>` for each touched file
-(at most MAX_FILE_TAGS). Its observations: the subject, the body's first paragraphs, the
+(at most MAX_FILE_TAGS), and a fact sourced `git:<full hash>` (docs/trust.md: the commit is where
+it can be checked). Its observations: the subject, the body's first paragraphs, the
 branch, the diff stats and the touched files. The commit's facts are read by the caller (the
 hook runs git: api/git_history.py); this service only stores them.
 
@@ -114,4 +115,6 @@ def commit_capture(
         observations=observations,
         tags=tags,
         metadata=metadata,
+        # Checkable where it was made: a new commit memory is a fact (docs/trust.md).
+        source=f"git:{facts.hash}",
     )

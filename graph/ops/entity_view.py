@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Literal, TypeVar
 
+from django.utils import timezone
 from pydantic import Field
 
 from graph.ops.fields import NamespaceName, Output
+from graph.ops.trust.rules import HISTORY_KEY
+from graph.ops.trust.view import TrustOutput, trust_output
 from graph.storage.documents import EntityDocument
 
 
@@ -58,11 +62,21 @@ class EntityOutput(Output):
         exclude_if=lambda v: v is None,
         description="How a query found this entity; absent in the recent listing.",
     )
+    trust: TrustOutput = Field(
+        description=(
+            "Provenance and trust (docs/trust.md): fact or hypothesis, confidence, source and "
+            "whether it is local or imported, hop_count, age since last observed, what would "
+            "invalidate it, expiry."
+        )
+    )
 
 
 def _history_view(metadata: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
     """metadata without the versions a `replace` kept, and how many there are: recall shows
-    only the count (the old lines must stop surfacing), export carries the versions."""
+    only the count (the old lines must stop surfacing), export carries the versions. The
+    trust history is memory_list's to show (graph/ops/memory_list.py), not every read's."""
+    if HISTORY_KEY in metadata:
+        metadata = {k: v for k, v in metadata.items() if k != HISTORY_KEY}
     history = metadata.get("replaced_history")
     if not history:
         return metadata, None
@@ -87,10 +101,15 @@ def built(model: type[M], values: dict[str, Any]) -> M:
 
 
 def entity_outputs(
-    docs: Sequence[EntityDocument], matches: dict[int, Match] | None = None
+    docs: Sequence[EntityDocument],
+    matches: dict[int, Match] | None = None,
+    *,
+    now: datetime | None = None,
 ) -> list[EntityOutput]:
-    """Entities as every read operation returns them (recall's shape)."""
+    """Entities as every read operation returns them (recall's shape); `now` is the time the
+    trust block's ages and expiry are measured at."""
     matches = matches or {}
+    now = now or timezone.now()
     # Constructed, not validated: every value comes typed from the database; validating it
     # again cost more than the rest of the envelope.
     outputs = []
@@ -119,6 +138,7 @@ def entity_outputs(
                     "metadata": metadata,
                     "replaced_history_count": history_count,
                     "match": matches.get(doc.id),
+                    "trust": trust_output(doc, now),
                 },
             )
         )

@@ -30,6 +30,17 @@ WHY_PREFIX = "Why: "
 MAX_WHY_CHARS = MAX_OBSERVATION_CHARS - len(WHY_PREFIX)
 NOTE_TYPE = "note"
 DECISION_TYPE = "decision"
+# Routine records of what happened (hooks write most of them): the briefing's "recent
+# activity", and the types whose memories are `episodic` by default (graph/ops/trust/).
+ACTIVITY_TYPES = (
+    "commit",
+    "session",
+    "session_summary",
+    "session-summary",
+    "session_keypoint",
+    "workflow_checkpoint",
+    "conversation",
+)
 DEFAULT_RECALL_LIMIT = 20
 MAX_RECALL_LIMIT = 100
 MAX_SESSION_ID_CHARS = 128

@@ -248,8 +248,17 @@ def lesson_learn(
     if project:
         tags.insert(0, project_tag(project))
 
+    # A new lesson is stated at LESSON_CONFIDENCE (an unsourced hypothesis all the same: docs/
+    # trust.md); a recurring one keeps the confidence it has, as only `observe` raises one.
+    new = Entity.objects.id_for_name(name) is None
     stored = entity_remember(
-        data=RememberInput(name=name, type=LESSON_TYPE, observations=observations, tags=tags),
+        data=RememberInput(
+            name=name,
+            type=LESSON_TYPE,
+            observations=observations,
+            tags=tags,
+            confidence=LESSON_CONFIDENCE if new else None,
+        ),
         source_host=source_host,
     )
     # A lesson carries one severity: the highest it was ever recorded with (a recurring error
@@ -262,7 +271,6 @@ def lesson_learn(
         keep = max(ranked, key=lambda t: SEVERITIES.index(t.name.removeprefix("severity:")))
         Tag.objects.filter(pk__in=[t.pk for t in ranked if t.pk != keep.pk]).delete()
         Entity.objects.index_sync([stored.entityId])  # tags are part of the keyword index
-    Entity.objects.filter(pk=stored.entityId).update(confidence=LESSON_CONFIDENCE)
     return LearnOutput(learned=True, name=stored.name, type=stored.type)
 
 

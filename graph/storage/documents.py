@@ -18,12 +18,16 @@ from graph.storage.cursor import cursor, db_time, placeholders
 DOCUMENTS_CHUNK = 10_000  # ids per statement of documents()
 
 # Params: ids. Result: the fields recall returns for those entities; times as ISO 8601 text
-# (CAST: no declared type, so the driver hands back the stored text without parsing it).
+# (CAST: no declared type, so the driver hands back the stored text without parsing it; a
+# NULL time stays NULL). The trust columns (migration 0005) follow the metadata.
 _SQL_ENTITY_FIELDS = """
 SELECT id, name, title, type, namespace, status, confidence,
        replace(CAST(created_at AS TEXT), ' ', 'T') || 'Z',
        replace(CAST(updated_at AS TEXT), ' ', 'T') || 'Z',
-       metadata
+       metadata,
+       trust, source, invalidation_tag, invalidation_condition, kind, parent_id, hop_count,
+       replace(CAST(last_observed_at AS TEXT), ' ', 'T') || 'Z',
+       replace(CAST(expires_at AS TEXT), ' ', 'T') || 'Z'
 FROM graph_entity WHERE id IN ({ids})
 """
 # Params: a JSON-quoted metadata key. Result: ids of the entities whose metadata holds that key
@@ -130,6 +134,15 @@ class DocumentQueries(models.Manager):
                     created,
                     updated,
                     metadata=meta,
+                    trust=row[10],
+                    source=row[11],
+                    invalidation_tag=row[12],
+                    invalidation_condition=row[13],
+                    kind=row[14],
+                    parent_id=row[15],
+                    hop_count=row[16],
+                    last_observed_at=row[17],
+                    expires_at=row[18],
                 )
             cur.execute(SQL_OBSERVATIONS_OF.format(ids=marks), ids)
             for entity_id, body in cur.fetchall():
@@ -229,3 +242,13 @@ class EntityDocument:
     tags: list[str] = field(default_factory=list)
     # (from name, to id, to name, type)
     relations: list[tuple[str, int, str, str]] = field(default_factory=list)
+    # Provenance and trust (graph/ops/trust/ reads them; times as ISO 8601 text, UTC).
+    trust: str = "hypothesis"
+    source: str | None = None
+    invalidation_tag: str = ""
+    invalidation_condition: str = ""
+    kind: str = "semantic"
+    parent_id: int | None = None
+    hop_count: int = 0
+    last_observed_at: str | None = None
+    expires_at: str | None = None

@@ -64,7 +64,7 @@ _SQL_AVERAGES_RECORD = "SELECT block FROM {table}_data WHERE id = 1"
 
 
 # One arm of the candidate query. Params: MATCH expression, [namespace], [tag], [project
-# scope].
+# scope], [trust], [unexpired at].
 _SQL_FTS_ARM = """
 SELECT {table}.rowid AS id, bm25({table}, {weights}) AS score
 FROM {table}
@@ -85,7 +85,7 @@ ORDER BY c.score, c.id DESC
 """
 # Params: ids. Result: id and the indexed (already tokenized) text of each row.
 _SQL_INDEXED_TEXT = "SELECT rowid, head, body FROM {table} WHERE rowid IN ({ids})"
-# Params: now (naive UTC), ids, [namespace], [tag], [project scope]. Result per active entity
+# Params: now (naive UTC), ids, the filters' (EntityFilters.sql). Result per active entity
 # among the ids: the ranking inputs of _SQL_FTS_CANDIDATES with a bm25 of 0 (no keyword
 # evidence).
 # `+e.status`: with the (status, updated_at) index the planner walked every active row
@@ -335,6 +335,8 @@ class KeywordIndexQueries(models.Manager):
         namespace: str | None = None,
         tag: str | None = None,
         project: str | None = None,
+        trust: str | None = None,
+        unexpired_at: datetime | None = None,
     ) -> list[KeywordHit]:
         """Best `limit` keyword matches by bm25 (newest first on ties), with ranking inputs.
 
@@ -347,11 +349,15 @@ class KeywordIndexQueries(models.Manager):
         `match` must come from graph.search.text.match_expression (quoted terms only).
         With include_archived, archived rows are searched in their own table and merged;
         their bm25 uses that table's statistics, which is close enough to order a merge.
+        `trust` keeps facts or hypotheses only; `unexpired_at` drops the memories expired by
+        then (pass it only when `expired_exist`: the filter joins every match to its entity).
         """
         tables = [LIVE_FTS, ARCHIVED_FTS] if include_archived else [LIVE_FTS]
         parts: list[str] = []
         params: list[object] = [db_time(now)]
-        filter_sql, filter_params = EntityFilters(namespace, tag, project).sql()
+        filter_sql, filter_params = EntityFilters(
+            namespace, tag, project, trust, unexpired_at
+        ).sql()
         for table in tables:
             join = f"JOIN graph_entity AS e ON e.id = {table}.rowid" if filter_sql else ""
             parts.append(
@@ -392,12 +398,14 @@ class KeywordIndexQueries(models.Manager):
         namespace: str | None = None,
         tag: str | None = None,
         project: str | None = None,
+        trust: str | None = None,
+        unexpired_at: datetime | None = None,
     ) -> list[KeywordHit]:
         """Ranking inputs of these active entities (for candidates found by vectors),
         filtered like fts_candidates; bm25 is 0."""
         if not entity_ids:
             return []
-        filters, filter_params = EntityFilters(namespace, tag, project).sql()
+        filters, filter_params = EntityFilters(namespace, tag, project, trust, unexpired_at).sql()
         params: list[object] = [db_time(now), *entity_ids, *filter_params]
         sql = _SQL_RANKING_INPUTS.format(ids=placeholders(len(entity_ids)), filters=filters)
         with cursor() as cur:
@@ -410,6 +418,8 @@ class KeywordIndexQueries(models.Manager):
         namespace: str | None = None,
         tag: str | None = None,
         project: str | None = None,
+        trust: str | None = None,
+        unexpired_at: datetime | None = None,
     ) -> list[int]:
         """Ids of the active entities these filters keep: the vector side searches among them
         so that a filtered recall's neighbours are not spent on memories the filter drops.
@@ -420,7 +430,7 @@ class KeywordIndexQueries(models.Manager):
         (graph.storage.cursor.change_token): a server answering recalls between writes lists
         a scope once. The list returned is the caller's to keep.
         """
-        filters = EntityFilters(namespace, tag, project)
+        filters = EntityFilters(namespace, tag, project, trust, unexpired_at)
         token = change_token()
         kept = _scoped_ids_kept()
         if token is not None and kept.token == token and filters in kept.ids:
@@ -435,6 +445,13 @@ class KeywordIndexQueries(models.Manager):
             kept.ids[filters] = tuple(ids)
         return ids
 
+    def expired_exist(self, now: datetime) -> bool:
+        """Whether any active memory has expired by `now`: only then does a recall pay for the
+        expiry filter (one probe of the expires_at index)."""
+        with cursor() as cur:
+            cur.execute(_SQL_EXPIRED_EXIST, [db_time(now)])
+            return cur.fetchone() is not None
+
 
 # Filters on the entity row `e`, shared by the keyword candidates and the ranking inputs of
 # the vector candidates, so both sides of recall scope alike. Params: the namespace; the tag
@@ -442,6 +459,17 @@ class KeywordIndexQueries(models.Manager):
 _SQL_NAMESPACE_FILTER = " AND e.namespace = ?"
 _SQL_TAG_FILTER = (
     " AND EXISTS (SELECT 1 FROM graph_tag AS t WHERE t.entity_id = e.id AND t.name = ?)"
+)
+
+
+# The trust filters (graph/ops/trust/): facts or hypotheses only; memories not expired by a
+# time. Params: the trust status; the time (naive UTC, as stored).
+_SQL_TRUST_FILTER = " AND e.trust = ?"
+_SQL_UNEXPIRED_FILTER = " AND (e.expires_at IS NULL OR e.expires_at > ?)"
+# Params: now. Result: a row when an active memory has expired by then. The index on
+# expires_at answers it; `+e.status` keeps the planner on that index.
+_SQL_EXPIRED_EXIST = (
+    "SELECT 1 FROM graph_entity AS e WHERE e.expires_at <= ? AND +e.status = 'active' LIMIT 1"
 )
 
 
@@ -466,15 +494,22 @@ def _scoped_ids_kept() -> _KeptScopes:
 
 @dataclass(frozen=True, slots=True)
 class EntityFilters:
-    """What a filtered read keeps of the entity rows: a namespace, a tag, and `project`'s
-    scope (graph.storage.project_scope); None keeps any."""
+    """What a filtered read keeps of the entity rows: a namespace, a tag, `project`'s scope
+    (graph.storage.project_scope) and the trust filters; None keeps any."""
 
     namespace: str | None = None
     tag: str | None = None
     project: str | None = None
+    # The trust filters (graph/ops/trust/): facts or hypotheses only; the memories not
+    # expired by this time (naive or aware UTC).
+    trust: str | None = None
+    unexpired_at: datetime | None = None
 
     def __bool__(self) -> bool:
-        return self.namespace is not None or self.tag is not None or self.project is not None
+        return any(
+            v is not None
+            for v in (self.namespace, self.tag, self.project, self.trust, self.unexpired_at)
+        )
 
     def sql(self) -> tuple[str, list[object]]:
         """The SQL to append after a WHERE on `e`, and its parameters."""
@@ -490,6 +525,12 @@ class EntityFilters:
             scope_sql, scope_params = project_scope_sql(self.project)
             sql += scope_sql
             params += scope_params
+        if self.trust is not None:
+            sql += _SQL_TRUST_FILTER
+            params.append(self.trust)
+        if self.unexpired_at is not None:
+            sql += _SQL_UNEXPIRED_FILTER
+            params.append(db_time(self.unexpired_at))
         return sql, params
 
 

@@ -55,10 +55,20 @@ def test_the_server_runs_a_remember_and_a_recall_for_the_cli(server: str, home: 
     stored = cli(
         home, "remember", "--name", "fwd-a", "--type", "note", "--obs", "kestrel", env=NO_DJANGO
     )
-    assert (stored.returncode, stored.stdout.strip()) == (0, "Stored: fwd-a"), stored.stderr
+    # Unsourced, so a hypothesis (docs/trust.md): the CLI says which.
+    assert (stored.returncode, stored.stdout.strip()) == (0, "Stored: fwd-a (hypothesis)"), (
+        stored.stderr
+    )
     found = cli(home, "recall", "kestrel", "--json", env=NO_DJANGO)
     assert found.returncode == 0, found.stderr
     assert [e["name"] for e in json.loads(found.stdout)["entities"]] == ["fwd-a"]
+    # The trust model's short commands are forwarded too.
+    observed = cli(home, "observe", "--name", "fwd-a", "--source", "README.md", env=NO_DJANGO)
+    assert observed.returncode == 0, observed.stderr
+    assert observed.stdout.startswith("Promoted to fact: fwd-a"), observed.stdout
+    listed = cli(home, "memories", "--json", env=NO_DJANGO)
+    assert listed.returncode == 0, listed.stderr
+    assert [m["name"] for m in json.loads(listed.stdout)["memories"]] == ["fwd-a"]
 
 
 def test_a_forwarded_command_keeps_the_cli_s_errors_and_exit_statuses(

@@ -6,11 +6,11 @@ the same data, and the same errorCode for the failures.
 What legitimately differs is normalised away, and nothing else: times, the provenance stamp
 each transport writes (http, the MCP client's name, cli), REST's `validation.bad-param` for
 bad input on a GET route's query string (the reference's code for parameters), and which
-project a read is bound to (`scope.project`, `scope.all_projects`): MCP and the CLI run in a
-git repository whose project is `myapp`, the project every example files under, while REST
-binds none — so each sees the same memories and says so differently (checked on its own
-below). user_patterns answers MCP in markdown (the reference's MCP form), so its MCP text is
-compared with the CLI's markdown.
+project a read is bound to (`scope.project`, `scope.all_projects`; ping's `agent.project`):
+MCP and the CLI run in a git repository whose project is `myapp`, the project every example
+files under, while REST binds none — so each sees the same memories and says so differently
+(checked on its own below). user_patterns answers MCP in markdown (the reference's MCP form),
+so its MCP text is compared with the CLI's markdown.
 Each operation runs on the transports it has, and those are compared: operations without a
 REST route in the reference (task_state, briefing, pin, unpin) between MCP and the CLI; those
 that are no MCP tool (the demo tour's seed and reset) between REST and the CLI; and the
@@ -43,17 +43,23 @@ pytestmark = pytest.mark.slow  # three processes' worth of calls
 ORDER = [
     "remember", "recall", "feedback", "learn", "task_state", "briefing", "export", "import",
     "user_patterns", "stats", "projects", "graph", "graph_evidence", "analytics", "analytics_pm",
-    "pin", "unpin", "forget", "demo_seed", "demo_reset",
+    "pin", "unpin", "observe", "memory_list", "ping", "supersede", "forget", "demo_seed",
+    "demo_reset",
 ]  # fmt: skip
 CLI_COMMAND = {
     "task_state": ["task"],
     "user_patterns": ["patterns"],
+    "memory_list": ["memories"],
     "demo_seed": ["demo"],
     "demo_reset": ["demo", "--reset"],
 }
 # REST only: the dashboard's data (no MCP tool, no CLI command).
 NO_CLI = {"graph", "graph_evidence", "analytics", "analytics_pm"}
-VOLATILE = {"exported_at", "created_at", "updated_at", "at", "last_accessed_at", "stated_at"}
+VOLATILE = {
+    "exported_at", "created_at", "updated_at", "at", "last_accessed_at", "stated_at",
+    # The trust block's times (graph/ops/trust/), and the age measured from one of them.
+    "last_observed_at", "unconfirmed_since", "expires_at", "observed_age_days",
+}  # fmt: skip
 HOST_STAMP = "<transport>"
 BINDING = {"project", "all_projects"}  # of a read's `scope`: the transport's binding
 PROJECT = "myapp"  # the project of the MCP and CLI working directory (a repo without origin)
@@ -83,6 +89,9 @@ def normalise(value: Any) -> Any:
                 out[key] = HOST_STAMP
             elif key == "scope" and isinstance(item, dict):
                 out[key] = {k: v for k, v in item.items() if k not in BINDING}
+            elif key == "agent" and isinstance(item, dict):
+                # ping's caller: its project is the transport's binding too.
+                out[key] = normalise({k: v for k, v in item.items() if k != "project"})
             else:
                 out[key] = normalise(item)
         return out
@@ -280,3 +289,15 @@ def test_rest_mcp_and_cli_give_the_same_data_and_error_codes(
         "all_projects": False,
     }
     assert [e["name"] for e in rest_scope["entities"]] == [e["name"] for e in cli_scope["entities"]]
+    rest_ping = httpx.post(f"{rest_base}/v1/ping", json={}, timeout=30).json()["data"]
+    cli_ping = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "memesh_site.cli", "ping", "--json"],
+            cwd=workdir, env=env(tmp_path / "cli"), capture_output=True, text=True, timeout=120,
+        ).stdout
+    )  # fmt: skip
+    # ping's agent.project is where the caller's writes go: REST's, the server's directory's.
+    assert (rest_ping["agent"]["project"], cli_ping["agent"]["project"]) == (
+        project_id(ROOT),
+        PROJECT,
+    )

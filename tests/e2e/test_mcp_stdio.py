@@ -97,6 +97,88 @@ def test_a_connection_is_a_session_that_feedback_settles(tmp_path: Path) -> None
     assert anyio.run(second) == {"hits": [], "misses": [], "unchanged": [], "unknown": []}
 
 
+def test_observe_over_stdio_is_the_one_path_from_hypothesis_to_fact(tmp_path: Path) -> None:
+    """The trust model end to end (docs/trust.md): an unsourced remember is a hypothesis,
+    observe without a source is refused in-band with trust.source-required, observe with one
+    promotes it, and recall then shows it as a fact."""
+
+    async def session() -> dict[str, Any]:
+        with anyio.fail_after(SESSION_DEADLINE):
+            async with Client(
+                server_params(tmp_path / "home"), client_info=mcp_checks.client_info()
+            ) as client:
+                stored = mcp_checks.json_object(
+                    await client.call_tool(
+                        "remember",
+                        {"name": "warm-cache", "type": "note", "observations": ["warm at 3am"]},
+                    )
+                )
+                refused = await client.call_tool("observe", {"name": "warm-cache"})
+                observed = await client.call_tool(
+                    "observe", {"id": stored["entityId"], "source": "grafana: cache hit rate"}
+                )
+                recalled = await client.call_tool("recall", {"query": "warm"})
+                return {
+                    "stored": stored,
+                    "refused": (refused.is_error, mcp_checks.json_object(refused)),
+                    "observed": (observed.is_error, mcp_checks.json_object(observed)),
+                    "recalled": mcp_checks.json_object(recalled),
+                }
+
+    out = anyio.run(session)
+    assert out["stored"]["trust"]["status"] == "hypothesis"
+    is_error, refusal = out["refused"]
+    assert is_error and refusal["errorCode"] == "trust.source-required"
+    is_error, observed = out["observed"]
+    assert not is_error and observed["promoted"] is True
+    [entity] = out["recalled"]["entities"]
+    assert entity["trust"]["status"] == "fact"
+    assert entity["trust"]["source"] == "grafana: cache hit rate"
+    assert entity["trust"]["confidence"] == 0.6
+
+
+def test_with_the_peer_switch_on_the_peers_tools_answer_its_documented_calls(
+    tmp_path: Path,
+) -> None:
+    """MEMESH_PEER_API=1: the trusted-memory service's `memory_*` tools are listed after
+    memesh's, and its own tools/call examples (memory_remember, memory_recall) answer."""
+    env = memesh_env(tmp_path / "home", MEMESH_EMBEDDER="none", MEMESH_PEER_API="1")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memesh_site.cli", "mcp"], env=env, cwd=str(ROOT)
+    )
+
+    async def session() -> dict[str, Any]:
+        with anyio.fail_after(SESSION_DEADLINE):
+            async with Client(params, client_info=mcp_checks.client_info()) as client:
+                listed = [t.name for t in (await client.list_tools()).tools]
+                stored = await client.call_tool(
+                    "memory_remember",
+                    {
+                        "content": "The deploy script restarts php8.4-fpm after composer install.",
+                        "source": "runbook",
+                        "invalidation_condition": "delete if deploys move to a zero-downtime "
+                        "reload",
+                    },
+                )
+                found = await client.call_tool(
+                    "memory_recall", {"query": "what happens to php-fpm on deploy?"}
+                )
+                return {
+                    "listed": listed,
+                    "stored": mcp_checks.json_object(stored),
+                    "found": mcp_checks.json_object(found),
+                }
+
+    out = anyio.run(session)
+    assert {"memory_remember", "memory_recall", "memory_observe", "ping_memory"} <= set(
+        out["listed"]
+    )
+    assert out["listed"].index("remember") < out["listed"].index("memory_remember")
+    assert (out["stored"]["status"], out["stored"]["expiry"]) == ("fact", "permanent")
+    [first] = out["found"]["results"]
+    assert (first["id"], first["status"]) == (out["stored"]["id"], "fact")
+
+
 def test_stdout_carries_only_the_protocol(tmp_path: Path) -> None:
     requests: list[dict[str, Any]] = [
         {

@@ -22,9 +22,17 @@ from graph.ops.briefing_render import BUDGET_CHARS, PREAMBLE
 from graph.ops.operation import CallContext
 from graph.ops.remember.schema import RememberInput
 from graph.project import project_id, project_line
-from tests.helpers import remember
+from tests import helpers
 
 pytestmark = pytest.mark.django_db
+
+
+def remember(name: str, *observations: str, **fields: Any) -> dict[str, Any]:
+    """A sourced memory (a fact, observed now), so the lines here read without the trust
+    model's marks; tests/services/test_trust_surfaces.py covers hypotheses and stale facts."""
+    fields.setdefault("source", "test fixture")
+    return helpers.remember(name, *observations, **fields)
+
 
 P = "acme/app"
 TAG = f"project:{P}"

@@ -64,6 +64,8 @@ def test_export_writes_the_reference_bundle_format() -> None:
     assert bundle["exported_at"].endswith("Z") and len(bundle["exported_at"]) == 24
     assert bundle["entity_count"] == 3
     auth = next(e for e in bundle["entities"] if e["name"] == "auth-decision")
+    # The reference's fields, plus the trust model's `trust` (tests/services/test_trust.py).
+    assert auth.pop("trust")["status"] == "hypothesis"
     assert auth == {
         "name": "auth-decision",
         "title": "Why we chose OAuth 2.0",

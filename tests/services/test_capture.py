@@ -99,6 +99,34 @@ def test_a_commit_is_stored_as_why_reads_it_and_a_secret_drops_it() -> None:
     assert not Entity.objects.filter(name="commit-9999999").exists()
 
 
+def test_a_commit_is_a_fact_sourced_by_its_hash_and_other_captures_are_hypotheses() -> None:
+    facts = CommitFacts(hash="2b" * 20, subject="Pin the SDK")
+    commit_capture(facts=facts, project="p", session_id=None)
+    commit = stored("commit-2b2b2b2")
+    assert (commit.trust, commit.source, commit.confidence) == ("fact", f"git:{facts.hash}", 1.0)
+
+    entity_capture(name="handoff-x", type="handoff", observations=["state"])
+    handoff = stored("handoff-x")
+    assert (handoff.trust, handoff.source, handoff.confidence) == ("hypothesis", None, 0.5)
+
+
+def test_a_commit_stored_unsourced_is_captured_again_without_raising_its_trust() -> None:
+    facts = CommitFacts(hash="3c" * 20, subject="Drop the cache")
+    # As a commit captured before the trust model was (migration 0005: unsourced, a hypothesis).
+    entity_capture(
+        name="commit-3c3c3c3",
+        type="commit",
+        observations=["Drop the cache"],
+        metadata={"hash": facts.hash},
+    )
+    commit_capture(facts=facts, project="p", session_id=None)  # not trust.observe-required
+    commit = stored("commit-3c3c3c3")
+    assert (commit.trust, commit.source) == ("hypothesis", None)  # observe is the path up
+    assert "Diff stats: 0 files changed, 0 insertions(+), 0 deletions(-)" in observations_of(
+        commit.name
+    )
+
+
 def test_another_commit_with_the_same_short_hash_gets_a_longer_name() -> None:
     first = CommitFacts(hash="abcdef1" + "0" * 33, subject="one")
     second = CommitFacts(hash="abcdef1" + "1" * 33, subject="two")

@@ -353,11 +353,12 @@ def test_insert_of_a_line_the_memory_already_holds_stores_nothing() -> None:
     assert snapshot() == before
 
 
-def test_insert_of_a_new_line_raises_confidence_as_remember_does() -> None:
+def test_insert_of_a_new_line_keeps_confidence_as_remember_does() -> None:
+    # Before the trust model a new observation added 0.05; only `observe` raises it now.
     remember("m", "one")
     before = Entity.objects.get(name="m").confidence
     ok("insert", path="/memories/personal/m.md", insert_line=0, insert_text="zero")
-    assert Entity.objects.get(name="m").confidence == pytest.approx(before + 0.05)
+    assert Entity.objects.get(name="m").confidence == before
 
 
 def test_insert_refuses_a_line_past_the_end_or_not_an_integer() -> None:

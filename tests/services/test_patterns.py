@@ -144,15 +144,14 @@ def test_workflow_averages_session_minutes_and_commits_per_session() -> None:
 def test_strengths_rank_types_by_average_confidence_and_need_two_memories() -> None:
     for i in range(2):
         remember(f"p{i}", "x", type="pattern")
-    remember("d0", "x", type="decision")
-    remember("d1", "x", type="decision")
-    remember("d1", "y", type="decision")  # a new observation raises confidence to 0.85
+    remember("d0", "x", type="decision")  # a hypothesis at 0.5
+    remember("d1", "x", type="decision", source="docs/adr/1.md")  # a fact at 1.0
     remember("lonely", "x", type="insight")
     Entity.objects.filter(name__startswith="p").update(confidence=0.95)
 
     assert patterns(categories=["strengths"])["strengths"] == [
         {"type": "pattern", "avgConfidence": 0.95, "count": 2},
-        {"type": "decision", "avgConfidence": 0.82, "count": 2},
+        {"type": "decision", "avgConfidence": 0.75, "count": 2},
     ]
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from graph.errors import InvalidInput
-from graph.models import DEFAULT_CONFIDENCE, Entity
+from graph.models import FACT_CONFIDENCE, HYPOTHESIS_CONFIDENCE, Entity
 from graph.ops.operation import CallContext
 from graph.ops.registry import OPERATIONS
 from tests.helpers import forget, names, observations_of, recall, remember, stored
@@ -35,6 +35,8 @@ def valid(**overrides: Any) -> dict[str, Any]:
 def test_it_creates_an_entity_and_reports_what_it_stored() -> None:
     result = remember("auth-decision", "Chose JWT", "Using RS256", type="decision", tags=["a"])
 
+    trust = result.pop("trust")  # the trust model's addition (tests/services/test_trust.py)
+    assert (trust["status"], trust["confidence"]) == ("hypothesis", 0.5)
     assert result == {
         "stored": True,
         "entityId": stored("auth-decision").pk,
@@ -285,38 +287,31 @@ def test_contradicts_adds_no_conflicts_key_when_only_one_side_is_recalled() -> N
     assert "conflicts" not in result
 
 
-# --- confidence -----------------------------------------------------------------------------
+# --- confidence (the trust model: docs/trust.md; tests/services/test_trust.py has the rest) ----
 
 
-def test_a_new_entity_starts_at_the_default_confidence() -> None:
+def test_a_new_unsourced_entity_is_a_hypothesis_at_the_hypothesis_confidence() -> None:
     remember("auth-decision", "x", "y")
 
-    assert stored("auth-decision").confidence == DEFAULT_CONFIDENCE
+    assert stored("auth-decision").confidence == HYPOTHESIS_CONFIDENCE
+    assert stored("auth-decision").trust == "hypothesis"
 
 
-def test_confidence_rises_by_a_step_when_an_existing_entity_gets_a_new_observation() -> None:
+def test_a_new_sourced_entity_is_a_fact_at_the_fact_confidence() -> None:
+    remember("auth-decision", "x", source="docs/adr/1.md")
+
+    assert stored("auth-decision").confidence == FACT_CONFIDENCE
+    assert stored("auth-decision").trust == "fact"
+
+
+def test_a_new_observation_no_longer_raises_confidence() -> None:
+    # Before the trust model each new observation added 0.05: appending is not observing.
     remember("auth-decision", "x")
 
-    remember("auth-decision", "y", "z")
-
-    assert stored("auth-decision").confidence == pytest.approx(DEFAULT_CONFIDENCE + 0.05)
-
-
-def test_confidence_does_not_rise_for_a_duplicate_observation_or_a_new_tag() -> None:
-    remember("auth-decision", "x")
-
-    remember("auth-decision", " x ", tags=["new-tag"])
-
-    assert stored("auth-decision").confidence == DEFAULT_CONFIDENCE
-
-
-def test_confidence_never_rises_above_one() -> None:
-    remember("auth-decision", "obs 0")
-
-    for i in range(1, 10):
+    for i in range(10):
         remember("auth-decision", f"obs {i}")
 
-    assert stored("auth-decision").confidence == 1.0
+    assert stored("auth-decision").confidence == HYPOTHESIS_CONFIDENCE
 
 
 # --- provenance -----------------------------------------------------------------------------

@@ -272,6 +272,14 @@ def test_accepting_a_mined_memory_creates_it_with_its_tags(
     assert entity.type == "fact"
     tags = set(entity.tags.values_list("name", flat=True))
     assert {"source:transcript", f"session:{SESSION_IDS['duplicate']}"} <= tags
+    # A model's reading of a conversation is no observation (docs/trust.md): a hypothesis at
+    # the default confidence, one hop out, with no source.
+    assert (entity.trust, entity.confidence, entity.hop_count, entity.source) == (
+        "hypothesis",
+        0.5,
+        1,
+        None,
+    )
 
 
 def test_the_budget_stops_a_run_and_the_rest_waits_for_the_next(

@@ -45,7 +45,7 @@ def failing(*args: str) -> tuple[int, dict[str, Any]]:
 
 
 def test_index_prints_only_the_fenced_index_with_handles() -> None:
-    remember("fact", "The cache lives in /var/cache/app", tags=[TAG])
+    remember("fact", "The cache lives in /var/cache/app", tags=[TAG], source="ops/README")
     remember("commit", "fix typo", type="commit", tags=[TAG])
     handle = f"[mem:{Entity.objects.get(name='fact').id}]"
 

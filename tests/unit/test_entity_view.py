@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from graph.ops.entity_view import EntityOutput, Match, RelationOutput, built
+from graph.ops.trust.view import TrustOutput
 
 
 def values(**overrides: Any) -> dict[str, Any]:
@@ -28,6 +29,24 @@ def values(**overrides: Any) -> dict[str, Any]:
         "metadata": {"provenance": {"source_host": "cli"}, "why": "because"},
         "replaced_history_count": None,
         "match": None,
+        "trust": TrustOutput.model_construct(
+            status="fact",
+            confidence=0.85,
+            source="git:abc123",
+            source_origin="local",
+            kind="semantic",
+            hop_count=0,
+            parent_id=None,
+            unattributable=False,
+            last_observed_at="2026-01-02T03:04:05Z",
+            observed_age_days=1.5,
+            stale=False,
+            unconfirmed_since=None,
+            invalidation_tag=None,
+            invalidation_condition=None,
+            expires_at=None,
+            expired=False,
+        ),
     }
     out.update(overrides)
     return out

@@ -35,6 +35,11 @@ class Command(MemeshCommand):
         parser.add_argument(
             "--limit", type=int, help="At most this many entities (default: all of them)."
         )
+        parser.add_argument(
+            "--include-expired",
+            action="store_true",
+            help="Also export memories whose ttl_hours has run out.",
+        )
         parser.add_argument("-o", "--output", help="Write the bundle to this file.")
         parser.add_argument(
             "--json",
@@ -109,6 +114,7 @@ class Command(MemeshCommand):
             scope=scope,
             progress=progress,
             on_count=on_count,
+            include_expired=options["include_expired"],
         )
 
 

@@ -17,9 +17,10 @@ class Command(OperationCommand):
     def add_operation_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--name", help="Entity name (required).")
         parser.add_argument("--observation", help="Remove only this observation (exact text).")
+        parser.add_argument("--reason", help=self.operation.field_help("reason"))
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
-        return given(options, "name", "observation")
+        return given(options, "name", "observation", "reason")
 
     def render(self, result: dict[str, Any]) -> None:
         if result.get("message"):

@@ -51,12 +51,18 @@ class Command(OperationCommand):
             "--cross-project", action="store_true", help=op.field_help("cross_project")
         )
         parser.add_argument("--session", dest="session_id", help=op.field_help("session_id"))
+        parser.add_argument(
+            "--status", choices=op.field_choices("status"), help=op.field_help("status")
+        )
+        parser.add_argument(
+            "--include-expired", action="store_true", help=op.field_help("include_expired")
+        )
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
-        payload = given(options, "tag", "limit", "namespace", "project", "session_id")
+        payload = given(options, "tag", "limit", "namespace", "project", "session_id", "status")
         if options["query"]:
             payload["query"] = " ".join(options["query"])
-        for flag in ("include_archived", "cross_project"):
+        for flag in ("include_archived", "cross_project", "include_expired"):
             if options[flag]:
                 payload[flag] = True
         return payload

@@ -7,7 +7,13 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli import PROJECT_HELP, OperationCommand, given
+from api.cli import (
+    PROJECT_HELP,
+    PROVENANCE_OPTIONS,
+    OperationCommand,
+    add_provenance_arguments,
+    given,
+)
 from graph.ops.remember import REMEMBER
 from graph.search.citations import handle
 
@@ -40,12 +46,19 @@ class Command(OperationCommand):
             dest="session_id",
             help="Session id: a memory this text cites as [mem:ID] counts once per session.",
         )
+        add_provenance_arguments(parser, self.operation)
+        parser.add_argument(
+            "--parent-id",
+            dest="parent_id",
+            type=int,
+            help=self.operation.field_help("parent_id"),
+        )
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
         payload = given(
             options,
             "name", "type", "title", "observations", "tags", "namespace", "note", "why",
-            "project", "session_id",
+            "project", "session_id", "parent_id", *PROVENANCE_OPTIONS,
         )  # fmt: skip
         if options["replace"]:
             payload["replace"] = True
@@ -57,7 +70,7 @@ class Command(OperationCommand):
 
     def render(self, result: dict[str, Any]) -> None:
         verb = "Stored" if result.get("created") else "Updated"
-        self.stdout.write(f"{verb}: {result['name']}")
+        self.stdout.write(f"{verb}: {result['name']} ({result['trust']['status']})")
         for name in result.get("superseded") or []:
             self.stdout.write(f"archived as superseded: {name}")
         if result.get("cited"):

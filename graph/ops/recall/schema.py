@@ -21,6 +21,7 @@ from graph.ops.fields import (
     TagName,
 )
 from graph.ops.scope import ScopeOutput
+from graph.ops.trust.fields import INCLUDE_EXPIRED_HELP, TrustName
 
 
 class RecallInput(StrictInput):
@@ -73,6 +74,14 @@ class RecallInput(StrictInput):
             "those it does not cite become misses when it records its citations (`feedback`)."
         ),
     )
+    status: TrustName | None = Field(
+        default=None,
+        description=(
+            "Only facts (sourced and observed) or only hypotheses: the trust status each "
+            "result reports in its `trust` block (its own `status` stays active | archived)."
+        ),
+    )
+    include_expired: bool = Field(default=False, description=INCLUDE_EXPIRED_HELP)
 
 
 class Retrieval(Output):

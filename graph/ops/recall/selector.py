@@ -19,14 +19,17 @@ match.
 Both run inside the read's project scope (graph/ops/scope.py), applied in SQL with the other
 filters: the keyword candidates, the vector side's neighbours (searched among the scope's
 ids) and the listing are the scope's own, never a filtered remainder of the whole database's.
+Both keep to the trust filters (graph/ops/trust/): `status` (facts or hypotheses only) and,
+unless `include_expired`, no memory whose `ttl_hours` has run out by `now`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
+from django.db.models import Q
 from django.utils import timezone
 
 from graph.models import Entity, EntityVector, Status
@@ -53,19 +56,26 @@ RELATION_CONTRADICTS = "contradicts"
 def recall_filters(data: RecallInput, scope: ReadScope) -> EntityFilters:
     """What recall's storage queries keep. `cross_project` lifts the project scope (ReadScope)
     and, as the reference says, a `project:` tag filter and the namespace filter; another tag
-    still filters."""
+    still filters. `status` keeps facts or hypotheses only (the expiry filter is the query
+    path's: _unexpired_at)."""
     lifted = data.cross_project
     tag = None if lifted and data.tag is not None and is_project_tag(data.tag) else data.tag
-    return EntityFilters(None if lifted else data.namespace, tag, scope.storage_project)
+    return EntityFilters(
+        None if lifted else data.namespace, tag, scope.storage_project, trust=data.status
+    )
 
 
-def entity_recall(*, data: RecallInput, scope: ReadScope = UNBOUND) -> RecallOutput:
+def entity_recall(
+    *, data: RecallInput, scope: ReadScope = UNBOUND, now: datetime | None = None
+) -> RecallOutput:
     """Recall for a query (hybrid when vectors can run), or the recent listing without one,
-    among the memories `scope` keeps."""
+    among the memories `scope` keeps. `now` is the time recency and expiry are measured at
+    (tests move it)."""
+    now = now or timezone.now()
     filters = recall_filters(data, scope)
     scope_out = scope.output()
     if data.query is None or not data.query.strip():
-        return _recent(data, filters, scope)
+        return _recent(data, filters, scope, now)
     terms = text.query_terms(data.query)
     if not terms:
         # Nothing searchable (`???`): no results, and no vector call either.
@@ -74,7 +84,7 @@ def entity_recall(*, data: RecallInput, scope: ReadScope = UNBOUND) -> RecallOut
             retrieval=Retrieval(mode="fts", degraded=False, truncated=False),
             scope=scope_out,
         )
-    now = timezone.now()
+    filters = replace(filters, unexpired_at=_unexpired_at(data, now))
     pool = max(data.limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
 
     keyword: dict[int, float] = {}
@@ -92,12 +102,18 @@ def entity_recall(*, data: RecallInput, scope: ReadScope = UNBOUND) -> RecallOut
     if side.ran and fusion.neighbours_needed(best_coverage):
         assert side.generation is not None and side.query is not None
         # A filtered (or project-scoped) recall searches the vectors of its scope only: the
-        # nearest neighbours of the whole database would mostly be dropped afterwards.
+        # nearest neighbours of the whole database would mostly be dropped afterwards. (The
+        # expiry filter alone does not narrow it: expired memories are few, and ranking_inputs
+        # drops any neighbour it keeps out.)
         among = (
             Entity.objects.scoped_ids(
-                namespace=filters.namespace, tag=filters.tag, project=filters.project
+                namespace=filters.namespace,
+                tag=filters.tag,
+                project=filters.project,
+                trust=filters.trust,
+                unexpired_at=filters.unexpired_at,
             )
-            if filters
+            if replace(filters, unexpired_at=None)
             else None
         )
         for entity_id, sim in EntityVector.objects.nearest(
@@ -122,6 +138,8 @@ def entity_recall(*, data: RecallInput, scope: ReadScope = UNBOUND) -> RecallOut
             namespace=filters.namespace,
             tag=filters.tag,
             project=filters.project,
+            trust=filters.trust,
+            unexpired_at=filters.unexpired_at,
         ):
             inputs[hit.entity_id] = hit
         similarity = {i: s for i, s in similarity.items() if i in inputs}
@@ -145,7 +163,15 @@ def entity_recall(*, data: RecallInput, scope: ReadScope = UNBOUND) -> RecallOut
         degraded=side.degraded,
         truncated=len(ranked) > data.limit,
     )
-    return _envelope(Entity.objects.documents(ids), matches, retrieval, scope_out)
+    return _envelope(Entity.objects.documents(ids), matches, retrieval, scope_out, now)
+
+
+def _unexpired_at(data: RecallInput, now: datetime) -> datetime | None:
+    """The time expiry is judged at: None when the call includes expired memories or none
+    has expired by `now` (then no query pays for the filter)."""
+    if data.include_expired or not Entity.objects.expired_exist(now):
+        return None
+    return now
 
 
 def rank_fused(
@@ -208,6 +234,8 @@ def _keyword_candidates(
         namespace=filters.namespace,
         tag=filters.tag,
         project=filters.project,
+        trust=filters.trust,
+        unexpired_at=filters.unexpired_at,
     )
     relative = scoring.normalise_bm25([h.bm25 for h in hits])
     if not for_fusion:
@@ -223,7 +251,9 @@ def _keyword_candidates(
     return out
 
 
-def _recent(data: RecallInput, filters: EntityFilters, scope: ReadScope) -> RecallOutput:
+def _recent(
+    data: RecallInput, filters: EntityFilters, scope: ReadScope, now: datetime
+) -> RecallOutput:
     qs = Entity.objects.all()
     if not data.include_archived:
         qs = qs.filter(status=Status.ACTIVE)
@@ -231,11 +261,17 @@ def _recent(data: RecallInput, filters: EntityFilters, scope: ReadScope) -> Reca
         qs = qs.filter(namespace=filters.namespace)
     if filters.tag is not None:
         qs = qs.filter(tags__name=filters.tag)
+    if filters.trust is not None:
+        qs = qs.filter(trust=filters.trust)
+    if not data.include_expired:
+        qs = qs.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
     qs = scope.apply(qs)
     ids = list(qs.order_by("-updated_at", "-id").values_list("id", flat=True)[: data.limit + 1])
     # A listing runs no search, so it is never degraded.
     retrieval = Retrieval(mode="fts", degraded=False, truncated=len(ids) > data.limit)
-    return _envelope(Entity.objects.documents(ids[: data.limit]), {}, retrieval, scope.output())
+    return _envelope(
+        Entity.objects.documents(ids[: data.limit]), {}, retrieval, scope.output(), now
+    )
 
 
 def _envelope(
@@ -243,6 +279,7 @@ def _envelope(
     matches: dict[int, Match],
     retrieval: Retrieval,
     scope: ScopeOutput,
+    now: datetime,
 ) -> RecallOutput:
     returned = {doc.id for doc in docs}
     conflicts = [
@@ -252,7 +289,7 @@ def _envelope(
         if rel_type == RELATION_CONTRADICTS and to_id in returned
     ]
     return RecallOutput(
-        entities=entity_outputs(docs, matches),
+        entities=entity_outputs(docs, matches, now=now),
         retrieval=retrieval,
         scope=scope,
         conflicts=conflicts or None,

@@ -29,6 +29,23 @@ from graph.ops.fields import (
     field_error,
 )
 from graph.ops.remember.note import NoteText, parse_note
+from graph.ops.trust.fields import (
+    CONFIDENCE_HELP,
+    INVALIDATION_CONDITION_HELP,
+    INVALIDATION_TAG_HELP,
+    KIND_HELP,
+    PARENT_ID_HELP,
+    SOURCE_HELP,
+    TTL_HOURS_HELP,
+    ConditionText,
+    ConfidenceValue,
+    InvalidationTag,
+    KindName,
+    MemoryId,
+    SourceText,
+    TtlHours,
+)
+from graph.ops.trust.view import TrustOutput
 from graph.project_tags import has_project_tag
 
 
@@ -46,7 +63,7 @@ class RelationInput(StrictInput):
 
 class RememberInput(StrictInput):
     """remember's input: the reference's fields plus the agent guide's `note`, `replace`,
-    `why` and `project`.
+    `why` and `project`, and the trust model's provenance fields (graph/ops/trust/).
 
     Cross-field rules checked here (each refusal names its field): `name` is required unless
     `note` is given; `type` unless `note` or `replace` is (a `replace` of a name that does not
@@ -160,6 +177,18 @@ class RememberInput(StrictInput):
             "memory: it counts as a hit (not stored with the memory)."
         ),
     )
+    # --- provenance and trust (docs/trust.md) ---------------------------------------------
+    source: SourceText | None = Field(default=None, description=SOURCE_HELP)
+    confidence: ConfidenceValue | None = Field(default=None, description=CONFIDENCE_HELP)
+    invalidation_tag: InvalidationTag | None = Field(
+        default=None, description=INVALIDATION_TAG_HELP
+    )
+    invalidation_condition: ConditionText | None = Field(
+        default=None, description=INVALIDATION_CONDITION_HELP
+    )
+    kind: KindName | None = Field(default=None, description=KIND_HELP)
+    parent_id: MemoryId | None = Field(default=None, description=PARENT_ID_HELP)
+    ttl_hours: TtlHours | None = Field(default=None, description=TTL_HOURS_HELP)
 
     @model_validator(mode="after")
     def _cross_field_rules(self) -> Self:
@@ -273,4 +302,7 @@ class RememberOutput(Output):
             "Present over MCP when the call named the session's own project by its plain name "
             "(`project:widgets` for `acme/widgets`, in `tags` or `project`): stored as the id."
         ),
+    )
+    trust: TrustOutput = Field(
+        description="The memory's provenance and trust after this call (docs/trust.md)."
     )

@@ -23,12 +23,22 @@ from graph.ops.fields import DECISION_TYPE, NOTE_TYPE, WHY_PREFIX, NamespaceName
 from graph.ops.remember.note import ParsedNote, parse_note
 from graph.ops.remember.schema import DerivedNote, RememberInput, RememberOutput, Retag
 from graph.ops.scope import entity_projects
+from graph.ops.trust.rules import (
+    SUPERSEDED_BY_KEY,
+    Facets,
+    Requested,
+    apply_to_existing,
+    created_event,
+    facets_for_new,
+    parent_of,
+    with_event,
+)
+from graph.ops.trust.view import entity_trust
 from graph.ops.writes import entity_archive, index_after_write
 from graph.project import plain_name
 from graph.project_tags import has_project_tag, is_project_tag, project_of, project_tag
 from graph.search.text import normalize_observation
 
-CONFIDENCE_STEP = 0.05
 RELATION_SUPERSEDES = "supersedes"
 
 
@@ -129,6 +139,8 @@ def entity_remember(
     count_citations: bool = False,
     session_id: str | None = None,
     keep_projects_apart: bool = False,
+    derived: Facets | None = None,
+    now: datetime | None = None,
 ) -> RememberOutput:
     """Store a memory, or append to the one with the same name (the reference's upsert).
 
@@ -136,7 +148,13 @@ def entity_remember(
       metadata.provenance.source_host from the transport.
     - An existing one keeps its type and provenance; a title replaces its title; a different
       namespace moves it (metadata.previous_namespace records where from); an archived one
-      is reactivated; confidence rises by 0.05 (max 1.0) when an observation is new to it.
+      is reactivated. Its confidence does not rise with a new observation (it did by 0.05
+      before the trust model: appending is not observing; only `observe` raises it).
+    - Trust (graph/ops/trust/): a new memory is a fact when the call gives a `source`, else
+      a hypothesis, with the call's `confidence` or its status's default; `parent_id` makes an
+      unsourced one a derivation of that memory. `derived` (a service's own write, such as an
+      accepted dream digest) sets the new memory's trust instead. On an existing memory the
+      call may add doubt and is refused (`trust.observe-required`) where it would raise trust.
     - Observations already stored (ignoring whitespace) and tags already present are skipped.
     - Relations to missing entities are reported, not fatal. `supersedes` archives the target.
 
@@ -169,8 +187,9 @@ def entity_remember(
       that changes nothing records no version. On a missing name it creates, and needs
       `type` unless `note` gives the default.
     Any refusal is raised before the first write; the transaction covers the rest.
+    `now` is the time the write is stamped with (tests move it).
     """
-    now = timezone.now()
+    now = now or timezone.now()
     note = parse_note(data.note) if data.note is not None else None
     name = data.name if data.name is not None else cast(ParsedNote, note).name
     entity_id = Entity.objects.id_for_name(name)
@@ -181,6 +200,7 @@ def entity_remember(
         if isinstance(data.project, str):
             named.add(data.project)
         refuse_other_projects_name(name, entity_id, {project, *named})
+    requested = Requested.of(data)
     created = entity_id is None
     incoming = _unfold(data, note, not created, project)
     moved_from: NamespaceName | None = None
@@ -209,7 +229,15 @@ def entity_remember(
             field="why",
         )
 
+    fields: list[str] = []
     if entity is None:
+        facets = derived or facets_for_new(
+            requested,
+            type_=final_type,
+            why=data.why,
+            parent=parent_of(data.parent_id),
+            now=now,
+        )
         metadata: dict[str, Any] = {"provenance": {"source_host": source_host}}
         if data.why is not None:
             metadata["why"] = data.why
@@ -220,18 +248,22 @@ def entity_remember(
             namespace=data.namespace or Namespace.PERSONAL,
             created_at=now,
             updated_at=now,
-            metadata=metadata,
+            metadata=with_event(metadata, "remember", now, **created_event(facets)),
+            **facets.columns(),
         )
         Entity.objects.insert_new(entity)
         existing_obs: list[str] = []
         existing_tags: list[str] = []
     else:
+        trust_fields = apply_to_existing(entity, requested, now=now)
+        if trust_fields:
+            entity.metadata = with_event(entity.metadata, "remember", now, changed=trust_fields)
+            fields += [*trust_fields, "metadata"]
         existing_obs = list(
             Observation.objects.filter(entity=entity).values_list("text", flat=True)
         )
         existing_tags = list(Tag.objects.filter(entity=entity).values_list("name", flat=True))
 
-    fields: list[str] = []
     if data.replace and not created:
         new_obs, new_tags, history_count = _replace(
             entity, data, incoming, existing_obs, existing_tags, final_type, now, fields
@@ -245,9 +277,6 @@ def entity_remember(
         new_tags = dedupe(incoming.tags, set(existing_tags))
         Entity.objects.observations_append(entity.pk, new_obs, now)
         Entity.objects.tags_append(entity.pk, new_tags)
-        if new_obs and not created:
-            entity.confidence = min(1.0, round(entity.confidence + CONFIDENCE_STEP, 6))
-            fields.append("confidence")
 
     changed = created or bool(new_obs or new_tags or fields)
     if not created:
@@ -309,6 +338,7 @@ def entity_remember(
         project=incoming.project,
         cited=cited,
         retagged=retags or None,
+        trust=entity_trust(entity, now),
     )
 
 
@@ -390,6 +420,12 @@ def _relate(
             )
         if rel.type == RELATION_SUPERSEDES and target.status == Status.ACTIVE:
             entity_archive(target, now)
+            # Kept and linked, never deleted: the old memory says what replaced it.
+            metadata = {
+                **with_event(target.metadata, "superseded", now, by=entity.pk),
+                SUPERSEDED_BY_KEY: {"id": entity.pk, "name": entity.name},
+            }
+            Entity.objects.filter(pk=target.pk).update(metadata=metadata)
             index_after_write([target.pk])
             superseded.append(target.name)
     return created, errors, superseded

@@ -1,0 +1,152 @@
+"""memory_list: browse and audit memories by their trust — filters, no search.
+
+Newest write first, paginated by `limit` and `offset`, `total` counting every memory the
+filters keep. By default the live memories (active: facts and hypotheses, not expired);
+`status` narrows to facts, hypotheses, or the archived ones (forgotten or superseded, with
+their reasons). Each row is a memory as recall shows it plus its trust `history` (remember,
+observe, supersede, forget, and the migration's classification). A listing is not a match:
+no access is counted.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+from pydantic import Field
+
+from graph.models import Entity, Status, TrustStatus
+from graph.ops.entity_view import EntityOutput, entity_outputs
+from graph.ops.fields import (
+    DEFAULT_RECALL_LIMIT,
+    MAX_RECALL_LIMIT,
+    NamespaceName,
+    Output,
+    StrictInput,
+    TagName,
+    TypeName,
+)
+from graph.ops.operation import READ_ONLY, CallContext, Operation
+from graph.ops.trust.fields import INCLUDE_EXPIRED_HELP, KindName
+from graph.ops.trust.rules import HISTORY_KEY
+from graph.ops.trust.view import STALE_AFTER_DAYS
+
+MAX_OFFSET = 10**12  # as GET /v1/entities: past any real graph, and SQLite's OFFSET fits it
+
+
+class MemoryListInput(StrictInput):
+    status: Literal["fact", "hypothesis", "archived"] | None = Field(
+        default=None,
+        description=(
+            "`fact` or `hypothesis`: live memories of that trust status; `archived`: the "
+            "forgotten and superseded ones (kept, with their reasons). Default: every live "
+            "memory."
+        ),
+    )
+    namespace: NamespaceName | None = Field(default=None, description="Only this namespace.")
+    tag: TagName | None = Field(default=None, description="Only memories with this exact tag.")
+    type: TypeName | None = Field(default=None, description="Only memories of this type.")
+    kind: KindName | None = Field(default=None, description="Only semantic or episodic ones.")
+    stale: bool = Field(
+        default=False,
+        description=f"Only facts not observed for {STALE_AFTER_DAYS} days or more.",
+    )
+    include_expired: bool = Field(default=False, description=INCLUDE_EXPIRED_HELP)
+    limit: int = Field(
+        default=DEFAULT_RECALL_LIMIT,
+        ge=1,
+        le=MAX_RECALL_LIMIT,
+        description=f"Memories per page, 1-{MAX_RECALL_LIMIT} (default {DEFAULT_RECALL_LIMIT}).",
+    )
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET, description="Memories to skip.")
+
+
+class MemoryRow(EntityOutput):
+    history: list[dict[str, Any]] = Field(
+        description=(
+            "The memory's trust events, oldest first: {at, action: remember | observe | "
+            "superseded | forget | migrate, ...}: a source, a confidence, a reason."
+        )
+    )
+
+
+class MemoryListOutput(Output):
+    memories: list[MemoryRow] = Field(description="This page, newest write first.")
+    total: int = Field(description="Memories the filters keep, on every page.")
+    limit: int
+    offset: int
+    truncated: bool = Field(description="Whether memories remain after this page.")
+
+
+def _filtered(data: MemoryListInput, now: datetime) -> QuerySet[Entity]:
+    qs = Entity.objects.all()
+    if data.status == Status.ARCHIVED:
+        qs = qs.filter(status=Status.ARCHIVED)
+    else:
+        qs = qs.filter(status=Status.ACTIVE)
+        if data.status is not None:
+            qs = qs.filter(trust=data.status)
+    if data.namespace is not None:
+        qs = qs.filter(namespace=data.namespace)
+    if data.tag is not None:
+        qs = qs.filter(tags__name=data.tag)
+    if data.type is not None:
+        qs = qs.filter(type=data.type)
+    if data.kind is not None:
+        qs = qs.filter(kind=data.kind)
+    if data.stale:
+        cutoff = now - timedelta(days=STALE_AFTER_DAYS)
+        qs = qs.filter(trust=TrustStatus.FACT).filter(
+            Q(last_observed_at__isnull=True) | Q(last_observed_at__lte=cutoff)
+        )
+    if not data.include_expired:
+        qs = qs.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    return qs
+
+
+def memory_list(*, data: MemoryListInput, now: datetime | None = None) -> MemoryListOutput:
+    """A page of memories by the filters (module docstring)."""
+    now = now or timezone.now()
+    qs = _filtered(data, now)
+    total = qs.count()
+    ids = list(
+        qs.order_by("-updated_at", "-id").values_list("id", flat=True)[
+            data.offset : data.offset + data.limit
+        ]
+    )
+    docs = Entity.objects.documents(ids)
+    rows = [
+        MemoryRow.model_construct(
+            **dict(output),
+            history=list(doc.metadata.get(HISTORY_KEY, [])),
+        )
+        for doc, output in zip(docs, entity_outputs(docs, now=now), strict=True)
+    ]
+    return MemoryListOutput.model_construct(
+        memories=rows,
+        total=total,
+        limit=data.limit,
+        offset=data.offset,
+        truncated=data.offset + len(ids) < total,
+    )
+
+
+def _memory_list(data: MemoryListInput, ctx: CallContext) -> MemoryListOutput:
+    return memory_list(data=data)
+
+
+MEMORY_LIST = Operation(
+    name="memory_list",
+    summary=(
+        "Browse and audit memories by trust, newest first, with filters and no search: "
+        "facts, hypotheses, stale facts, or archived ones with why they were forgotten; each "
+        "with its trust block and history."
+    ),
+    input_model=MemoryListInput,
+    output_model=MemoryListOutput,
+    handler=_memory_list,
+    hints=READ_ONLY,
+    examples=[{"status": "hypothesis", "limit": 10}, {"status": "archived"}],
+)

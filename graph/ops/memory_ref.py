@@ -1,0 +1,41 @@
+"""How the trust operations (observe, supersede) name the memory they act on: by `name`, as
+every memesh operation does, or by `id`, as a `[mem:<id>]` handle and the peer's tools do."""
+
+from __future__ import annotations
+
+from typing import Self
+
+from pydantic import Field, model_validator
+
+from graph.errors import NotFound
+from graph.models import Entity
+from graph.ops.fields import Name, StrictInput, field_error
+from graph.ops.trust.fields import MemoryId
+
+
+class MemoryRef(StrictInput):
+    """Exactly one of `name` and `id`."""
+
+    name: Name | None = Field(default=None, description="The memory's name (or give `id`).")
+    id: MemoryId | None = Field(
+        default=None, description="The memory's id, as in a `[mem:<id>]` handle (or `name`)."
+    )
+
+    @model_validator(mode="after")
+    def _one_reference(self) -> Self:
+        if (self.name is None) == (self.id is None):
+            raise field_error("name", "give exactly one of `name` and `id`")
+        return self
+
+    def entity(self) -> Entity:
+        """The memory named, archived or not, or NotFound naming the field."""
+        if self.name is not None:
+            entity = Entity.objects.filter(name=self.name).first()
+            if entity is None:
+                raise NotFound(f'No memory named "{self.name}"', field="name")
+            return entity
+        assert self.id is not None  # _one_reference
+        entity = Entity.objects.filter(pk=self.id).first()
+        if entity is None:
+            raise NotFound(f"No memory with id {self.id}", field="id")
+        return entity
