@@ -111,3 +111,15 @@ def transcript_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     state_path().unlink(missing_ok=True)
     yield project
     state_path().unlink(missing_ok=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """schemathesis names each operation's test `test_…[GET /v1/health]` but gives all of them
+    one node id; pytest-xdist tells tests apart by node id and would run only one of them.
+    Every item's node id carries its own name's parameter part."""
+    from _pytest.nodeid import NodeId  # pytest 9 keeps the node id structured, in Node._id
+
+    for item in items:
+        name = item.name
+        if "[" in name and not item.nodeid.endswith("]"):
+            item._id = NodeId.parse(item.nodeid + name[name.index("[") :])  # type: ignore[attr-defined]

@@ -12,9 +12,16 @@ import shutil
 import tempfile
 from pathlib import Path
 
-if "MEMESH_HOME" not in os.environ:
+# A home of this process's own unless the caller chose one. pytest-xdist's workers inherit
+# the controller's environment, so a home the controller made here is not taken for a choice:
+# each worker writes config.json and serve.json of its own.
+if "MEMESH_HOME" not in os.environ or os.environ.get("MEMESH_TEST_HOME_PID") not in (
+    None,
+    str(os.getpid()),
+):
     _home = tempfile.mkdtemp(prefix="memesh-test-home-")
     os.environ["MEMESH_HOME"] = _home
+    os.environ["MEMESH_TEST_HOME_PID"] = str(os.getpid())
     atexit.register(shutil.rmtree, _home, ignore_errors=True)
 
 # Tests of keyword recall run keyword-only; tests of vectors choose an embedder (conftest's
@@ -35,3 +42,8 @@ CLAUDE_STATE_FILE = _hosts_home / ".claude.json"
 CODEX_HOME = _hosts_home / ".codex"
 GEMINI_DIR = _hosts_home / ".gemini"
 CURSOR_DIR = _hosts_home / ".cursor"
+
+# The test database in memory, said outright: pytest-django's xdist support gives every worker a
+# file database named after NAME unless the test NAME is ":memory:" (it only recognises the
+# stock sqlite3 engine by name, not memesh_site.db).
+DATABASES["default"]["TEST"] = {"NAME": ":memory:"}  # noqa: F405
