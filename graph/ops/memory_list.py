@@ -6,6 +6,11 @@ filters keep. By default the live memories (active: facts and hypotheses, not ex
 their reasons). Each row is a memory as recall shows it plus its trust `history` (remember,
 observe, supersede, forget, and the migration's classification). A listing is not a match:
 no access is counted.
+
+It lists within the read's project scope, as recall does (graph/ops/scope.py): the bound
+project's memories, those with no project and global ones; `scope` says which. The filters
+shared with recall are recall's own (EntityFilters.restrict), so the two never disagree on what
+a namespace, a tag, a trust status, expiry or a project keeps.
 """
 
 from __future__ import annotations
@@ -20,18 +25,22 @@ from pydantic import Field
 from graph.models import Entity, Status, TrustStatus
 from graph.ops.entity_view import EntityOutput, entity_outputs
 from graph.ops.fields import (
+    CROSS_PROJECT_HELP,
     DEFAULT_RECALL_LIMIT,
     MAX_RECALL_LIMIT,
     NamespaceName,
     Output,
+    ProjectId,
     StrictInput,
     TagName,
     TypeName,
 )
 from graph.ops.operation import READ_ONLY, CallContext, Operation
+from graph.ops.scope import UNBOUND, ReadScope, ScopeOutput, read_scope
 from graph.ops.trust.fields import INCLUDE_EXPIRED_HELP, KindName
 from graph.ops.trust.rules import HISTORY_KEY
 from graph.ops.trust.view import STALE_AFTER_DAYS
+from graph.storage.keyword_index import EntityFilters
 
 MAX_OFFSET = 10**12  # as GET /v1/entities: past any real graph, and SQLite's OFFSET fits it
 
@@ -54,6 +63,20 @@ class MemoryListInput(StrictInput):
         description=f"Only facts not observed for {STALE_AFTER_DAYS} days or more.",
     )
     include_expired: bool = Field(default=False, description=INCLUDE_EXPIRED_HELP)
+    project: ProjectId | None = Field(
+        default=None,
+        description=(
+            "List this project (an id, as in `project:<id>`): its memories, memories with no "
+            "project and global ones. Default: the bound project (the MCP session's, the "
+            "CLI's working directory's); over REST none is bound, so a call naming no project "
+            "and no `project:` tag lists every project. A `project:<id>` `tag` with no "
+            "`project` lists only that project's memories."
+        ),
+    )
+    cross_project: bool = Field(
+        default=False,
+        description=f"{CROSS_PROJECT_HELP}; the other filters, a `tag` too, still apply.",
+    )
     limit: int = Field(
         default=DEFAULT_RECALL_LIMIT,
         ge=1,
@@ -78,20 +101,23 @@ class MemoryListOutput(Output):
     limit: int
     offset: int
     truncated: bool = Field(description="Whether memories remain after this page.")
+    scope: ScopeOutput = Field(description="Which projects' memories the listing kept.")
 
 
-def _filtered(data: MemoryListInput, now: datetime) -> QuerySet[Entity]:
+def _filtered(data: MemoryListInput, scope: ReadScope, now: datetime) -> QuerySet[Entity]:
     qs = Entity.objects.all()
     if data.status == Status.ARCHIVED:
         qs = qs.filter(status=Status.ARCHIVED)
     else:
         qs = qs.filter(status=Status.ACTIVE)
-        if data.status is not None:
-            qs = qs.filter(trust=data.status)
-    if data.namespace is not None:
-        qs = qs.filter(namespace=data.namespace)
-    if data.tag is not None:
-        qs = qs.filter(tags__name=data.tag)
+    shared = EntityFilters(
+        namespace=data.namespace,
+        tag=data.tag,
+        project=scope.storage_project,
+        trust=data.status if data.status != Status.ARCHIVED else None,
+        unexpired_at=None if data.include_expired else now,
+    )
+    qs = shared.restrict(qs)
     if data.type is not None:
         qs = qs.filter(type=data.type)
     if data.kind is not None:
@@ -101,15 +127,15 @@ def _filtered(data: MemoryListInput, now: datetime) -> QuerySet[Entity]:
         qs = qs.filter(trust=TrustStatus.FACT).filter(
             Q(last_observed_at__isnull=True) | Q(last_observed_at__lte=cutoff)
         )
-    if not data.include_expired:
-        qs = qs.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
     return qs
 
 
-def memory_list(*, data: MemoryListInput, now: datetime | None = None) -> MemoryListOutput:
-    """A page of memories by the filters (module docstring)."""
+def memory_list(
+    *, data: MemoryListInput, scope: ReadScope = UNBOUND, now: datetime | None = None
+) -> MemoryListOutput:
+    """A page of the memories `scope` and the filters keep (module docstring)."""
     now = now or timezone.now()
-    qs = _filtered(data, now)
+    qs = _filtered(data, scope, now)
     total = qs.count()
     ids = list(
         qs.order_by("-updated_at", "-id").values_list("id", flat=True)[
@@ -130,11 +156,15 @@ def memory_list(*, data: MemoryListInput, now: datetime | None = None) -> Memory
         limit=data.limit,
         offset=data.offset,
         truncated=data.offset + len(ids) < total,
+        scope=scope.output(),
     )
 
 
 def _memory_list(data: MemoryListInput, ctx: CallContext) -> MemoryListOutput:
-    return memory_list(data=data)
+    scope = read_scope(
+        project=data.project, tag=data.tag, cross_project=data.cross_project, ctx=ctx
+    )
+    return memory_list(data=data, scope=scope)
 
 
 MEMORY_LIST = Operation(
@@ -142,7 +172,9 @@ MEMORY_LIST = Operation(
     summary=(
         "Browse and audit memories by trust, newest first, with filters and no search: "
         "facts, hypotheses, stale facts, or archived ones with why they were forgotten; each "
-        "with its trust block and history."
+        "with its trust block and history. Lists the bound project's memories, those with no "
+        "project and global ones (`scope` says which); `cross_project: true` lists every "
+        "project's."
     ),
     input_model=MemoryListInput,
     output_model=MemoryListOutput,

@@ -7,10 +7,12 @@ from typing import Self
 
 from pydantic import Field, model_validator
 
-from graph.errors import NotFound
+from graph.errors import NameInOtherProject, NotFound
 from graph.models import Entity
 from graph.ops.fields import Name, StrictInput, field_error
+from graph.ops.scope import entity_projects
 from graph.ops.trust.fields import MemoryId
+from graph.storage.project_scope import GLOBAL_NAMESPACE
 
 
 class MemoryRef(StrictInput):
@@ -38,4 +40,27 @@ class MemoryRef(StrictInput):
         entity = Entity.objects.filter(pk=self.id).first()
         if entity is None:
             raise NotFound(f"No memory with id {self.id}", field="id")
+        return entity
+
+    @property
+    def field(self) -> str:
+        """The input field that named the memory, for errors about it."""
+        return "name" if self.name is not None else "id"
+
+    def entity_within(self, project: str | None, verb: str) -> Entity:
+        """`entity()`, refused with NameInOtherProject when the caller works in `project` and
+        the memory is another project's alone: a session changes the trust only of memories
+        its reads can see (its project's, those of no project, global ones), as remember
+        over MCP refuses another project's name. None: no project to keep to (REST, the
+        CLI's reference paths)."""
+        entity = self.entity()
+        if project is None or entity.namespace == GLOBAL_NAMESPACE:
+            return entity
+        held = entity_projects(entity.pk)
+        if held and project not in held:
+            raise NameInOtherProject(
+                f'"{entity.name}" is a memory of another project ({", ".join(sorted(held))}); '
+                f"{verb} it from a session of that project",
+                field=self.field,
+            )
         return entity

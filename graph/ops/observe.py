@@ -57,10 +57,13 @@ class ObserveOutput(Output):
 
 
 @transaction.atomic
-def memory_observe(*, data: ObserveInput, now: datetime | None = None) -> ObserveOutput:
-    """Stamp a fresh observation on a memory (module docstring has the rules)."""
+def memory_observe(
+    *, data: ObserveInput, project: str | None = None, now: datetime | None = None
+) -> ObserveOutput:
+    """Stamp a fresh observation on a memory (module docstring has the rules); a caller
+    working in `project` observes only memories its reads see (MemoryRef.entity_within)."""
     now = now or timezone.now()
-    entity = data.entity()
+    entity = data.entity_within(project, "observe")
     if entity.status != Status.ACTIVE:
         raise OperationFailed(
             f'"{entity.name}" is archived: observe the memory that replaced it, or remember it '
@@ -116,7 +119,8 @@ def memory_observe(*, data: ObserveInput, now: datetime | None = None) -> Observ
 
 
 def _observe(data: ObserveInput, ctx: CallContext) -> ObserveOutput:
-    return memory_observe(data=data)
+    # The agent transports keep projects apart, as remember does (keep_projects_apart).
+    return memory_observe(data=data, project=ctx.project if ctx.guide_rules else None)
 
 
 OBSERVE = Operation(

@@ -111,11 +111,13 @@ def memory_supersede(
     data: SupersedeInput,
     source_host: str,
     require_why: bool = False,
+    project: str | None = None,
     now: datetime | None = None,
 ) -> SupersedeOutput:
-    """Store the new memory and archive the old one (module docstring has the rules)."""
+    """Store the new memory and archive the old one (module docstring has the rules); a
+    caller working in `project` supersedes only memories its reads see."""
     now = now or timezone.now()
-    old = data.entity()
+    old = data.entity_within(project, "supersede")
     if old.status != Status.ACTIVE:
         raise OperationFailed(
             f'"{old.name}" is already archived: supersede the memory that replaced it',
@@ -171,7 +173,12 @@ def memory_supersede(
 
 
 def _supersede(data: SupersedeInput, ctx: CallContext) -> SupersedeOutput:
-    return memory_supersede(data=data, source_host=ctx.source_host, require_why=ctx.guide_rules)
+    return memory_supersede(
+        data=data,
+        source_host=ctx.source_host,
+        require_why=ctx.guide_rules,
+        project=ctx.project if ctx.guide_rules else None,
+    )
 
 
 SUPERSEDE = Operation(

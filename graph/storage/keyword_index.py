@@ -19,6 +19,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.db import models, transaction
 
@@ -26,7 +27,7 @@ from graph.search.text import embedding_text, index_text, text_hash
 from graph.storage import vector_index
 from graph.storage.cursor import change_token, cursor, db_time, placeholders
 from graph.storage.documents import SQL_ENTITY_STATES, SQL_OBSERVATIONS_OF, SQL_TAGS_OF
-from graph.storage.project_scope import project_scope_sql
+from graph.storage.project_scope import project_scope_condition, project_scope_sql
 
 LIVE_FTS = "graph_entity_fts"
 ARCHIVED_FTS = "graph_entity_fts_archived"
@@ -510,6 +511,24 @@ class EntityFilters:
             v is not None
             for v in (self.namespace, self.tag, self.project, self.trust, self.unexpired_at)
         )
+
+    def restrict(self, queryset: models.QuerySet[Any]) -> models.QuerySet[Any]:
+        """The same filters on an ORM query of entities: the listings that run no search
+        (recall without a query, memory_list) keep exactly what `sql` keeps."""
+        qs = queryset
+        if self.namespace is not None:
+            qs = qs.filter(namespace=self.namespace)
+        if self.tag is not None:
+            qs = qs.filter(tags__name=self.tag)
+        if self.project is not None:
+            qs = qs.filter(project_scope_condition(self.project))
+        if self.trust is not None:
+            qs = qs.filter(trust=self.trust)
+        if self.unexpired_at is not None:
+            qs = qs.filter(
+                models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=self.unexpired_at)
+            )
+        return qs
 
     def sql(self) -> tuple[str, list[object]]:
         """The SQL to append after a WHERE on `e`, and its parameters."""

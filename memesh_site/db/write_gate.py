@@ -11,7 +11,8 @@ pauses measured four times worse at p99: newcomers overtake the sleepers.)
 The gate only orders memesh's own transactions (`BEGIN IMMEDIATE`, every atomic block);
 SQLite's lock and busy timeout still guard the database against anything else. A wait for the
 gate is bounded by the busy timeout: past it the writer goes on without the gate and SQLite's
-lock decides, as it would without one.
+lock decides, as it would without one. The two waits share one budget (base.py's
+`_begin_within`): a write waits about the busy timeout in all, not once per lock.
 """
 
 from __future__ import annotations

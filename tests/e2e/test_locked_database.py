@@ -67,10 +67,13 @@ def test_a_locked_database_is_the_same_error_over_rest_mcp_and_the_cli(tmp_path:
             # three wait side by side.
             rest = pool.submit(httpx.post, f"{base}/v1/remember", json=REMEMBER, timeout=120)
             mcp = pool.submit(mcp_call, env, "remember", REMEMBER)
+            # The CLI runs in its own process (MEMESH_CLI_LOCAL): forwarded to the server it
+            # would queue behind the REST call's wait and report the server's error.
             cli = pool.submit(
                 subprocess.run,
                 memesh("remember", "--input", json.dumps(REMEMBER), "--json"),
-                cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+                cwd=ROOT, env={**env, "MEMESH_CLI_LOCAL": "1"}, capture_output=True,
+                text=True, timeout=120,
             )  # fmt: skip
             rest_answer, mcp_answer, cli_done = rest.result(), mcp.result(), cli.result()
     finally:

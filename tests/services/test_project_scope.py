@@ -391,3 +391,75 @@ def test_a_lesson_whose_name_another_project_holds_gets_its_own_name() -> None:
     assert again["name"] == second["name"]  # the same lesson next time
     named = learn.run({"error": "oom", "fix": "smaller batch", "project": "alpha"}, MCP_ALPHA)
     assert named["retagged"] == [{"from": "project:alpha", "to": f"project:{ALPHA}"}]
+
+
+@pytest.mark.usefixtures("two_projects")
+def test_memory_list_follows_the_scope() -> None:
+    def listed(ctx: CallContext, **payload: Any) -> tuple[list[str], dict[str, Any]]:
+        page = OPERATIONS["memory_list"].run(payload, ctx)
+        assert page["total"] == len(page["memories"])
+        return sorted(m["name"] for m in page["memories"]), page["scope"]
+
+    names_, scope_ = listed(IN_ALPHA)
+    assert names_ == ["alpha-note", "global-beta-note", "loose-note"]
+    assert scope_ == {"project": ALPHA, "all_projects": False, "no_project": True, "global": True}
+    assert listed(IN_BETA)[0] == ["beta-note", "global-beta-note", "loose-note"]
+    assert listed(IN_ALPHA, cross_project=True)[0] == EVERY
+    assert listed(IN_ALPHA, cross_project=True)[1]["all_projects"] is True
+    assert listed(REST)[0] == EVERY
+    assert listed(REST, project=BETA)[0] == ["beta-note", "global-beta-note", "loose-note"]
+    # A project tag filter binds the listing to that project only, as it does recall.
+    tagged = listed(IN_ALPHA, tag=f"project:{BETA}")
+    assert tagged[0] == ["beta-note", "global-beta-note"]
+    assert (tagged[1]["no_project"], tagged[1]["global"]) == (False, False)
+    assert listed(IN_ALPHA, namespace="global", cross_project=True)[0] == ["global-beta-note"]
+
+
+@pytest.mark.usefixtures("two_projects")
+def test_memory_list_and_recall_without_a_query_keep_the_same_memories() -> None:
+    for ctx, fields in [
+        (IN_ALPHA, {}),
+        (IN_BETA, {"namespace": "global"}),
+        (IN_ALPHA, {"tag": f"project:{BETA}"}),
+        (REST, {"project": ALPHA}),
+        (IN_ALPHA, {"cross_project": True}),
+    ]:
+        page = OPERATIONS["memory_list"].run({**fields, "limit": 50}, ctx)
+        recent = recall(ctx, None, limit=50, **fields)
+        assert sorted(m["name"] for m in page["memories"]) == sorted(names(recent)), fields
+        assert page["scope"] == recent["scope"], fields
+
+
+@pytest.mark.usefixtures("two_projects")
+@pytest.mark.parametrize(
+    ("operation", "payload"),
+    [
+        ("observe", {"source": "the runbook"}),
+        ("supersede", {"observations": ["deploy beta with the green button"]}),
+    ],
+)
+def test_a_session_changes_the_trust_of_its_scopes_memories_only(
+    operation: str, payload: dict[str, Any]
+) -> None:
+    from graph.errors import NameInOtherProject
+
+    beta = Entity.objects.get(name="beta-note")
+    before = (beta.status, beta.trust, beta.confidence, beta.last_observed_at)
+    for ref in ({"name": "beta-note"}, {"id": beta.pk}):
+        with pytest.raises(NameInOtherProject) as caught:
+            OPERATIONS[operation].run({**ref, **payload}, MCP_ALPHA)
+        assert caught.value.field == next(iter(ref))
+        assert BETA in caught.value.message and operation in caught.value.message
+    beta.refresh_from_db()
+    assert (beta.status, beta.trust, beta.confidence, beta.last_observed_at) == before
+    assert Entity.objects.count() == len(EVERY)  # supersede created nothing
+    # Memories of no project and global ones are every session's; the project's own
+    # sessions, REST and the CLI's reference paths reach the project's memory.
+    for name, ctx in [
+        ("loose-note", MCP_ALPHA),
+        ("global-beta-note", MCP_ALPHA),
+        ("beta-note", MCP_BETA),
+    ]:
+        OPERATIONS[operation].run({"name": name, **payload}, ctx)
+    if operation == "observe":
+        assert OPERATIONS[operation].run({"name": "beta-note", **payload}, REST)["name"]

@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from django.db.models import Q
 from django.utils import timezone
 
 from graph.models import Entity, EntityVector, Status
@@ -257,15 +256,8 @@ def _recent(
     qs = Entity.objects.all()
     if not data.include_archived:
         qs = qs.filter(status=Status.ACTIVE)
-    if filters.namespace is not None:
-        qs = qs.filter(namespace=filters.namespace)
-    if filters.tag is not None:
-        qs = qs.filter(tags__name=filters.tag)
-    if filters.trust is not None:
-        qs = qs.filter(trust=filters.trust)
-    if not data.include_expired:
-        qs = qs.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-    qs = scope.apply(qs)
+    unexpired_at = None if data.include_expired else now
+    qs = replace(filters, unexpired_at=unexpired_at).restrict(qs)
     ids = list(qs.order_by("-updated_at", "-id").values_list("id", flat=True)[: data.limit + 1])
     # A listing runs no search, so it is never degraded.
     retrieval = Retrieval(mode="fts", degraded=False, truncated=len(ids) > data.limit)
