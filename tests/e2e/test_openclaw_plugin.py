@@ -88,7 +88,7 @@ def test_the_plugin_remembers_and_recalls_through_a_real_memesh_serve(
     built: Path, server: str, home: Path
 ) -> None:
     result = npm("test", env={"MEMESH_URL": server, "MEMESH_HOME": str(home)})
-    node_tests_passed(result, 6)
+    node_tests_passed(result, 7)
 
 
 def test_the_plugin_sends_the_remote_token_when_set(built: Path, tmp_path: Path) -> None:

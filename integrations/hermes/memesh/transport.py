@@ -112,6 +112,10 @@ class HttpTransport:
         cli_token = record.get("token") if same_server and record else None
         loopback = urllib.parse.urlsplit(self.base).hostname in LOOPBACK_HOSTS
         self.cli_token = cli_token if isinstance(cli_token, str) and loopback else None
+        # urllib would send even a loopback request through an http_proxy from the
+        # environment (unless no_proxy names it): a proxy must never see the CLI token.
+        handlers = [urllib.request.ProxyHandler({})] if loopback else []
+        self._opener = urllib.request.build_opener(*handlers)
 
     def _post(self, path: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> Any:
         request = urllib.request.Request(
@@ -121,7 +125,7 @@ class HttpTransport:
             headers={"Content-Type": "application/json", "Accept": "application/json", **headers},
         )
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+            with self._opener.open(request, timeout=TIMEOUT_S) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:  # 4xx/5xx still carry memesh's envelope
             raw = exc.read()

@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import plugin from "../src/index.js";
@@ -23,6 +24,16 @@ test("the entry declares itself a memory plugin and registers the capability and
   assert.equal(loaded.beforePromptBuild.length, 1);
   const section = loaded.capability.promptBuilder?.({ availableTools: new Set(["memory_search"]) });
   assert.match(section?.join("\n") ?? "", /background data/);
+});
+
+test("the manifest OpenClaw reads before loading agrees with the entry", () => {
+  const manifestUrl = new URL("../../openclaw.plugin.json", import.meta.url);
+  const manifest = JSON.parse(readFileSync(manifestUrl, "utf8"));
+  assert.equal(manifest.id, plugin.id);
+  assert.equal(manifest.kind, "memory");
+  assert.deepEqual(manifest.configSchema, plugin.configSchema);
+  const loaded = load(plugin, { url });
+  assert.deepEqual(manifest.contracts.tools, [...loaded.tools.keys()]);
 });
 
 test("a memory stored with memory_store is found by the search manager and memory_search", async () => {
