@@ -65,8 +65,14 @@ def setup(with_dev: bool) -> None:
 
 
 # Debian packages the test suite drives: Chromium for the review page's browser test
-# (Playwright only drives it; it downloads no browser), Redis for the Celery broker test.
-TEST_SYSTEM_PACKAGES = {"chromium": "/usr/bin/chromium", "redis-server": "/usr/bin/redis-server"}
+# (Playwright only drives it; it downloads no browser), Redis for the Celery broker test,
+# Node and npm to build and test the OpenClaw plugin (integrations/openclaw).
+TEST_SYSTEM_PACKAGES = {
+    "chromium": "/usr/bin/chromium",
+    "redis-server": "/usr/bin/redis-server",
+    "nodejs": "/usr/bin/node",
+    "npm": "/usr/bin/npm",
+}
 
 
 def install_test_system_packages() -> None:
@@ -76,7 +82,7 @@ def install_test_system_packages() -> None:
         return
     if os.geteuid() != 0:
         _say(
-            f"missing {', '.join(missing)} (browser and broker tests need them): "
+            f"missing {', '.join(missing)} (browser, broker and OpenClaw plugin tests need them): "
             f"sudo apt-get install -y {' '.join(missing)}"
         )
         return

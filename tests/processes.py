@@ -74,16 +74,22 @@ def stop(proc: subprocess.Popen[bytes], timeout: float = 15) -> None:
 
 
 def wait_until_healthy(
-    proc: subprocess.Popen[bytes], base: str, log: Path, deadline: float = 60
+    proc: subprocess.Popen[bytes],
+    base: str,
+    log: Path,
+    deadline: float = 60,
+    bearer: str | None = None,
 ) -> None:
-    """Until `memesh serve` at `base` answers /v1/health; raises, with its log, if it exits or
+    """Until `memesh serve` at `base` answers /v1/health (sent `bearer` as its token when
+    given: a listener beyond loopback asks for it); raises, with its log, if it exits or
     does not answer within `deadline` seconds."""
+    headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
     give_up = time.monotonic() + deadline
     while time.monotonic() < give_up:
         if proc.poll() is not None:
             raise RuntimeError(f"memesh serve exited with {proc.returncode}:\n{log.read_text()}")
         try:
-            if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+            if httpx.get(f"{base}/v1/health", headers=headers, timeout=2).status_code == 200:
                 return
         except httpx.TransportError:
             pass
@@ -92,9 +98,12 @@ def wait_until_healthy(
 
 
 @contextlib.contextmanager
-def serving(home: Path, log: Path, *args: str, **env: str) -> Iterator[str]:
+def serving(
+    home: Path, log: Path, *args: str, bearer: str | None = None, **env: str
+) -> Iterator[str]:
     """`memesh serve ARGS` on a free loopback port, MEMESH_HOME at `home` and its output in
-    `log`: the server's base URL once it answers /v1/health; stopped afterwards."""
+    `log`: the server's base URL once it answers /v1/health (asked with `bearer`, for a
+    remote listener); stopped afterwards."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:
@@ -107,7 +116,7 @@ def serving(home: Path, log: Path, *args: str, **env: str) -> Iterator[str]:
             stderr=subprocess.STDOUT,
         )
     try:
-        wait_until_healthy(proc, base, log, STARTUP_DEADLINE)
+        wait_until_healthy(proc, base, log, STARTUP_DEADLINE, bearer)
         yield base
     finally:
         stop(proc)
