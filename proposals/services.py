@@ -91,8 +91,11 @@ def proposal_stage(
     if existing is not None:
         return existing, False
     state = sources_state(source_ids)
+    # An improvement's sources are its evidence: another improvement may cite the same
+    # memories, so only the same content a person rejected is its match.
+    by_state = bool(source_ids) and kind != ProposalKind.IMPROVEMENT
     rejected = (
-        rejected_for_state(kind, state) if source_ids else rejected_with_fingerprint(fingerprint)
+        rejected_for_state(kind, state) if by_state else rejected_with_fingerprint(fingerprint)
     )
     if rejected is not None:
         return rejected, False
@@ -178,6 +181,7 @@ def proposal_accept(
     - relation: creates the relation between the two (still active) memories; `supersedes`
       archives the superseded one, as remember does.
     - memory (mined from a transcript): creates the memory; it has no sources.
+    - improvement: records the acceptance only; nothing is written to the graph.
 
     A proposal that can no longer claim any source (all archived — summarised by another
     digest or forgotten — or deleted) raises OperationFailed and is left rejected; its audit
@@ -390,11 +394,24 @@ def _apply_memory(proposal: Proposal) -> dict[str, Any]:
     }
 
 
+def _apply_improvement(proposal: Proposal) -> dict[str, Any]:
+    # A person agreeing with a product improvement: recorded on the proposal and its audit
+    # row; the memories cited as evidence are left as they are.
+    return {
+        "proposalId": proposal.pk,
+        "digestEntityName": None,
+        "sourcesArchived": 0,
+        "sourcesLinked": 0,
+        "kind": proposal.kind,
+    }
+
+
 _APPLY: dict[ProposalKind, Callable[[Proposal], dict[str, Any]]] = {
     ProposalKind.DIGEST: _apply_digest,
     ProposalKind.PATTERN_EMERGENT: _apply_pattern,
     ProposalKind.RELATION: _apply_relation,
     ProposalKind.MEMORY: _apply_memory,
+    ProposalKind.IMPROVEMENT: _apply_improvement,
 }
 
 
