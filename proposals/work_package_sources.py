@@ -270,3 +270,13 @@ def transcript_workspace_hash(roots: list[str]) -> str:
 
 def is_package_id(package_id: str) -> bool:
     return package_id.partition(":")[0] in (DIGEST, TRANSCRIPT)
+
+
+def has_transcripts(root: Path) -> bool:
+    """Whether Claude Code keeps a session file for sessions started in `root`: the cheap test
+    the SessionStart notice makes (prepare reads the sessions themselves)."""
+    folder = transcripts_dir() / transcripts.slug(root)
+    try:
+        return any(folder.glob("*.jsonl"))
+    except OSError:
+        return False
