@@ -154,9 +154,9 @@ def root_path(root: str) -> Path | None:
         return None
     try:
         path = path.resolve()
-    except OSError:
+        return path if path.is_dir() else None
+    except (OSError, ValueError):  # ValueError: a NUL byte, which no path can hold
         return None
-    return path if path.is_dir() else None
 
 
 def matching_root(roots: list[str]) -> tuple[Path, list[transcripts.Session]]:
