@@ -32,6 +32,7 @@ from graph.ops.forget import ForgetInput, entity_forget
 from graph.ops.remember.schema import RelationInput, RememberInput
 from graph.ops.remember.service import entity_remember
 from graph.ops.trust.rules import facets_derived
+from proposals.agent_errors import HumanReviewOnly
 from proposals.models import (
     Proposal,
     ProposalKind,
@@ -159,6 +160,20 @@ def _claim(proposal_id: int, to: str, reason: str = "") -> bool:
     return changed == 1
 
 
+def _person_only(proposal: Proposal, review: _Review) -> None:
+    """An improvement is decided by a person, in the review page, the admin or the CLI — not
+    over the REST API, which an agent can reach as well (docs/work-packages.md). The refused
+    attempt is recorded like any refused review."""
+    if proposal.kind != ProposalKind.IMPROVEMENT or review.channel != ReviewChannel.API:
+        return
+    with transaction.atomic():
+        review.record(OUTCOME_REFUSED, "an improvement is reviewed by a person, not over the API")
+    raise HumanReviewOnly(
+        f"Improvement {proposal.pk} is accepted or rejected by a person at /review/ or with "
+        "`memesh improvement accept|reject`, not over the API; nothing was changed"
+    )
+
+
 def _refuse(proposal: Proposal, review: _Review) -> OperationFailed:
     """Record a refused review (in its own transaction) and the error to raise."""
     with transaction.atomic():
@@ -193,6 +208,7 @@ def proposal_accept(
     if proposal is None:
         raise NotFound(f"No proposal with id {proposal_id}", field="id")
     review = _Review(proposal.pk, ACTION_ACCEPT, channel, reviewer, origin)
+    _person_only(proposal, review)
     result: dict[str, Any] | None = None
     try:
         with transaction.atomic():
@@ -237,6 +253,7 @@ def proposal_reject(
     if proposal is None:
         raise NotFound(f"No proposal with id {proposal_id}", field="id")
     review = _Review(proposal.pk, ACTION_REJECT, channel, reviewer, origin)
+    _person_only(proposal, review)
     with transaction.atomic():
         claimed = _claim(proposal.pk, ProposalStatus.REJECTED, reason)
         if claimed:

@@ -257,3 +257,28 @@ def test_an_improvement_is_reviewed_at_review_beside_its_evidence(reviewer: Clie
     assert status["status"] == "accepted"
     admin = reviewer.get(reverse("admin:proposals_proposal_change", args=[made["id"]]))
     assert admin.status_code == 200 and "Show the why in recall" in admin.content.decode()
+
+
+def test_the_rest_review_routes_refuse_an_improvement_and_record_the_attempt() -> None:
+    evidence = remember("why-asked", "the agent asked why twice")["entityId"]
+    client = Client()
+    made = assert_ok(
+        post_json(
+            client,
+            "improvement",
+            {"action": "propose", "title": "t", "description": "d", "evidence": [evidence]},
+        )
+    )
+
+    for action in ("accept", "reject"):
+        assert_error(
+            post_json(client, f"dream/proposals/{made['id']}/{action}", {}),
+            403,
+            "review.human-only",
+        )
+
+    assert Proposal.objects.get(pk=made["id"]).status == ProposalStatus.PENDING
+    assert list(ProposalReview.objects.values_list("action", "outcome", "channel")) == [
+        ("accept", "refused", "api"),
+        ("reject", "refused", "api"),
+    ]
