@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from api.hooks.output import HookReply, Note, context
 from api.hooks.payload import HookPayload
-from api.hooks.work_package_notice import work_package_notice
 from graph.errors import MemeshError
 from graph.ops.briefing import DEFAULT_LEVEL, Level, build_briefing, configured_level
 from graph.ops.briefing_render import clean, wrap
@@ -37,6 +36,9 @@ def handle(payload: HookPayload) -> HookReply:
     if not text and project is not None:
         text = wrap([clean(project_line(project), 300)])
     if level == "full":  # the agent guide's step 4: an instruction, outside the fence
+        # Imported here: the dream app's modules cost a hook at the other levels ~0.4 s.
+        from api.hooks.work_package_notice import work_package_notice
+
         notice = work_package_notice(project, payload.reported_cwd)
         text = f"{text}\n\n{notice}" if text and notice else text or notice
     return HookReply(stdout=context(EVENT, text) if text else "", notes=notes)
