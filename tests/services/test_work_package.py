@@ -305,6 +305,20 @@ def test_a_transcript_package_keeps_to_its_bounds(transcript_project: Path) -> N
     assert "turn 59 " in fenced and "turn 0 " not in fenced
 
 
+def test_a_transcript_package_holds_at_most_its_turn_count(transcript_project: Path) -> None:
+    folder = install(claude(), transcript_project, "decisions")
+    session = folder / f"{SESSION_IDS['decisions']}.jsonl"
+    short = (f"short turn {n}" for n in range(MAX_TRANSCRIPT_TURNS + 20))
+    append_turns(session, SESSION_IDS["decisions"], transcript_project, *short)
+
+    package = call(
+        {"action": "prepare", "kind": "transcript", "workspace_root": str(transcript_project)}
+    )["package"]
+
+    assert package["items"] == MAX_TRANSCRIPT_TURNS
+    assert f"short turn {MAX_TRANSCRIPT_TURNS + 19}" in package["material"]
+
+
 def test_zero_or_several_matching_roots_are_refused(
     transcript_project: Path, tmp_path: Path
 ) -> None:
