@@ -16,7 +16,8 @@ HEADING = "memesh work package"
 def work_package_notice(project: str | None, cwd: str | None) -> str:
     """The notice for a session of `project` started in `cwd` ("" when nothing is available)."""
     kinds: list[str] = []
-    digest = digest_select(project)
+    # Without a reported working directory there is no project, and none is guessed.
+    digest = digest_select(project) if project is not None else None
     if digest is not None:
         kinds.append(
             f"a digest of {len(digest.entities)} episodic memories of week {digest.week} "
