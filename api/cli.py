@@ -139,9 +139,13 @@ class OperationCommand(MemeshCommand):
         """The operation these flags run (a command may front two: `memesh demo [--reset]`)."""
         return self.operation
 
+    def call_context(self) -> CallContext:
+        """The caller as the operation sees it (a command may add what only it knows)."""
+        return cli_context()
+
     def handle(self, *args: Any, **options: Any) -> None:
         payload = _input(options["input"]) if options["input"] else self.payload(options)
-        result = self.selected_operation(options).run(payload, cli_context())
+        result = self.selected_operation(options).run(payload, self.call_context())
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
         else:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import secrets
 import unicodedata
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from functools import cache, partial
 from typing import Any
@@ -38,7 +39,8 @@ from django.conf import settings
 from django.db import close_old_connections
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from api.envelope import Failure, failure_for
 from graph.ops.fields import MAX_SESSION_ID_CHARS
@@ -103,6 +105,43 @@ def connection_session(ctx: ServerRequestContext[Any, Any]) -> str | None:
     if not isinstance(value, str) or not value or value.startswith(mcp_http.SESSION_PREFIX):
         return None
     return f"mcp:{value}"[:MAX_SESSION_ID_CHARS]
+
+
+ROOTS_KEY = "memesh/roots"  # our key in an InputRequiredResult's input_requests
+ROOTS_TIMEOUT_SECONDS = 10
+
+
+async def client_roots(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> tuple[str, ...] | types.InputRequiredResult:
+    """The client's workspace roots (their URIs), for an operation that reads them; empty when
+    the client declared no roots capability or could not answer.
+
+    Handshake protocol: a roots/list request to the client. 2026 protocol (no server-initiated
+    requests): the call is answered with an InputRequiredResult asking for roots/list, and the
+    client sends the call again carrying the answer (`input_responses`), which is read here.
+    https://modelcontextprotocol.io/specification/2025-06-18/client/roots
+    """
+    capabilities = ctx.session.client_capabilities
+    if capabilities is None or capabilities.roots is None:
+        return ()
+    answered = (params.input_responses or {}).get(ROOTS_KEY)
+    if isinstance(answered, types.ListRootsResult):
+        return tuple(str(root.uri) for root in answered.roots)
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return types.InputRequiredResult(
+            result_type="input_required",
+            input_requests={ROOTS_KEY: types.ListRootsRequest(method="roots/list")},
+        )
+    try:
+        with anyio.fail_after(ROOTS_TIMEOUT_SECONDS):
+            with warnings.catch_warnings():
+                # Deprecated by the 2026 protocol, still how handshake clients give roots.
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                listed = await ctx.session.list_roots()
+    except Exception:  # a client that cannot answer has given no root; the tool says so
+        return ()
+    return tuple(str(root.uri) for root in listed.roots)
 
 
 def error_result(failure: Failure) -> types.CallToolResult:
@@ -181,15 +220,22 @@ def build_server(
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         operation = _operations().get(params.name)
         if operation is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        roots: tuple[str, ...] | None = None
+        if operation.wants_workspace_roots:
+            asked = await client_roots(ctx, params)
+            if isinstance(asked, types.InputRequiredResult):
+                return asked
+            roots = asked
         context = CallContext(
             source_host=client_source_host(ctx),
             project=project,
             guide_rules=True,
             session_id=process_session or connection_session(ctx),
+            workspace_roots=roots,
         )
         arguments = drop_nulls(params.arguments)
         try:

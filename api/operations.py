@@ -1,5 +1,6 @@
 """The operations the transports serve, in the order they list them: the graph's
-(graph/ops/registry.py) and then the dream app's (the demo tour, proposals/demo.py), which
+(graph/ops/registry.py) and then the dream app's (the demo tour, proposals/demo.py; the
+work_package and improvement tools, proposals/work_package.py and proposals/improvement.py), which
 graph cannot list itself (DESIGN §2: graph never imports proposals). REST routes, the OpenAPI
 document, MCP's tools/list and `memesh export-schema` are generated from this one list.
 """
@@ -8,11 +9,13 @@ from __future__ import annotations
 
 from graph.ops import registry
 from graph.ops.operation import Operation
-from proposals import demo
+from proposals import demo, improvement, work_package
 
 OPERATIONS: dict[str, Operation] = {
     **registry.OPERATIONS,
     **{op.name: op for op in (demo.DEMO_SEED, demo.DEMO_RESET)},
+    # The agent guide's review tools: they stage proposals for a person (proposals/).
+    **{op.name: op for op in (work_package.WORK_PACKAGE, improvement.IMPROVEMENT)},
 }
 
 

@@ -262,7 +262,7 @@ def _dream_cluster(
         return
 
     proposed: dict[str, Any] = {
-        "name": _digest_name(digest.name, cluster),
+        "name": digest_name(digest.name, cluster),
         "type": DIGEST_TYPE,
         "title": digest.title,
         "observations": digest.observations,
@@ -305,7 +305,7 @@ def _blocked_reason(proposal: Proposal) -> str:
     return f"a digest of these memories is already pending review (proposal {proposal.pk})"
 
 
-def _digest_name(suggested: str, cluster: Cluster) -> str:
+def digest_name(suggested: str, cluster: Cluster) -> str:
     base = prompts.slug(suggested, "")
     if not base:
         base = prompts.slug(f"{cluster.project} {cluster.key}", "dream")

@@ -19,6 +19,9 @@ class ProposalKind(models.TextChoices):
     RELATION = "relation"
     # A new memory (decision, lesson, fact) mined from a session transcript: no source entities.
     MEMORY = "memory"
+    # A product improvement an agent proposes, with memories as its evidence (source_ids):
+    # accepting it records a person's agreement and writes nothing to the graph.
+    IMPROVEMENT = "improvement"
 
 
 class ProposalStatus(models.TextChoices):
@@ -46,7 +49,9 @@ class Proposal(models.Model):
     sources_state = models.CharField(max_length=64, blank=True, default="", db_index=True)
     # digest / pattern_emergent: {name, type, observations, tags, validation_warnings?};
     # relation: {from, to, relation, verdict, rationale}; memory: {name, type, title?,
-    # observations, tags, evidence?, source: {transcript, sessionId, turns, at}}.
+    # observations, tags, evidence?, source: {transcript, sessionId, turns, at, excerpt?}};
+    # improvement: {title, description, origin}. A work package's result carries
+    # `origin: {by: "agent", host, packageId}` (proposals/work_package.py).
     proposed = models.JSONField(default=dict)
     llm_model = models.CharField(max_length=200, blank=True, default="")
     prompt_version = models.CharField(max_length=50, blank=True, default="")

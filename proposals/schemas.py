@@ -114,12 +114,12 @@ class ProposalListItem(BaseModel):
     digest_observations_preview: list[str]
     status: Literal["pending", "applied", "rejected"]
     created_at: str
-    kind: Literal["digest", "pattern_emergent", "relation", "memory"]
+    kind: Literal["digest", "pattern_emergent", "relation", "memory", "improvement"]
 
 
 class ProposalDetail(BaseModel):
     id: int
-    kind: Literal["digest", "pattern_emergent", "relation", "memory"]
+    kind: Literal["digest", "pattern_emergent", "relation", "memory", "improvement"]
     project: str
     cluster_key: str
     source_ids: list[int]
@@ -142,7 +142,7 @@ class AcceptOutput(BaseModel):
     )
     sourcesArchived: int = Field(ge=0)
     sourcesLinked: int = Field(ge=0)
-    kind: Literal["digest", "pattern_emergent", "relation", "memory"]
+    kind: Literal["digest", "pattern_emergent", "relation", "memory", "improvement"]
 
 
 class RejectOutput(BaseModel):

@@ -47,7 +47,7 @@ def _proposed_name(proposal: Proposal) -> str | None:
     proposed = proposal.proposed or {}
     if proposal.kind == ProposalKind.RELATION:
         return f"{proposed.get('from')} -{proposed.get('relation')}-> {proposed.get('to')}"
-    name = proposed.get("name")
+    name = proposed.get("title" if proposal.kind == ProposalKind.IMPROVEMENT else "name")
     return name if isinstance(name, str) else None
 
 
@@ -55,6 +55,8 @@ def _preview(proposal: Proposal) -> list[str]:
     proposed = proposal.proposed or {}
     if proposal.kind == ProposalKind.RELATION:
         lines = [str(proposed.get("rationale", ""))]
+    elif proposal.kind == ProposalKind.IMPROVEMENT:
+        lines = [str(proposed.get("description", ""))]
     else:
         lines = [str(o) for o in proposed.get("observations", [])]
     return [line[:PREVIEW_CHARS] for line in lines[:PREVIEW_OBSERVATIONS] if line]
@@ -166,8 +168,8 @@ def proposal_sources(proposal: Proposal) -> list[dict[str, Any]]:
 def proposal_accept_preview(proposal: Proposal) -> dict[str, Any] | None:
     """The trust an accept would give what the proposal creates (digest, pattern): always a
     hypothesis derived from the sources still active (graph.ops.trust.rules.facets_derived); None
-    for a relation proposal, which creates no memory."""
-    if proposal.kind == ProposalKind.RELATION:
+    for a relation or an improvement proposal, which creates no memory."""
+    if proposal.kind in (ProposalKind.RELATION, ProposalKind.IMPROVEMENT):
         return None
     ids = [int(i) for i in proposal.source_ids or []]
     found = {e.pk: e for e in Entity.objects.filter(pk__in=ids, status=Status.ACTIVE)}

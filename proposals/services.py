@@ -32,6 +32,7 @@ from graph.ops.forget import ForgetInput, entity_forget
 from graph.ops.remember.schema import RelationInput, RememberInput
 from graph.ops.remember.service import entity_remember
 from graph.ops.trust.rules import facets_derived
+from proposals.agent_errors import HumanReviewOnly
 from proposals.models import (
     Proposal,
     ProposalKind,
@@ -91,8 +92,11 @@ def proposal_stage(
     if existing is not None:
         return existing, False
     state = sources_state(source_ids)
+    # An improvement's sources are its evidence: another improvement may cite the same
+    # memories, so only the same content a person rejected is its match.
+    by_state = bool(source_ids) and kind != ProposalKind.IMPROVEMENT
     rejected = (
-        rejected_for_state(kind, state) if source_ids else rejected_with_fingerprint(fingerprint)
+        rejected_for_state(kind, state) if by_state else rejected_with_fingerprint(fingerprint)
     )
     if rejected is not None:
         return rejected, False
@@ -156,6 +160,20 @@ def _claim(proposal_id: int, to: str, reason: str = "") -> bool:
     return changed == 1
 
 
+def _person_only(proposal: Proposal, review: _Review) -> None:
+    """An improvement is decided by a person, in the review page, the admin or the CLI — not
+    over the REST API, which an agent can reach as well (docs/work-packages.md). The refused
+    attempt is recorded like any refused review."""
+    if proposal.kind != ProposalKind.IMPROVEMENT or review.channel != ReviewChannel.API:
+        return
+    with transaction.atomic():
+        review.record(OUTCOME_REFUSED, "an improvement is reviewed by a person, not over the API")
+    raise HumanReviewOnly(
+        f"Improvement {proposal.pk} is accepted or rejected by a person at /review/ or with "
+        "`memesh improvement accept|reject`, not over the API; nothing was changed"
+    )
+
+
 def _refuse(proposal: Proposal, review: _Review) -> OperationFailed:
     """Record a refused review (in its own transaction) and the error to raise."""
     with transaction.atomic():
@@ -178,6 +196,7 @@ def proposal_accept(
     - relation: creates the relation between the two (still active) memories; `supersedes`
       archives the superseded one, as remember does.
     - memory (mined from a transcript): creates the memory; it has no sources.
+    - improvement: records the acceptance only; nothing is written to the graph.
 
     A proposal that can no longer claim any source (all archived — summarised by another
     digest or forgotten — or deleted) raises OperationFailed and is left rejected; its audit
@@ -189,6 +208,7 @@ def proposal_accept(
     if proposal is None:
         raise NotFound(f"No proposal with id {proposal_id}", field="id")
     review = _Review(proposal.pk, ACTION_ACCEPT, channel, reviewer, origin)
+    _person_only(proposal, review)
     result: dict[str, Any] | None = None
     try:
         with transaction.atomic():
@@ -233,6 +253,7 @@ def proposal_reject(
     if proposal is None:
         raise NotFound(f"No proposal with id {proposal_id}", field="id")
     review = _Review(proposal.pk, ACTION_REJECT, channel, reviewer, origin)
+    _person_only(proposal, review)
     with transaction.atomic():
         claimed = _claim(proposal.pk, ProposalStatus.REJECTED, reason)
         if claimed:
@@ -390,11 +411,24 @@ def _apply_memory(proposal: Proposal) -> dict[str, Any]:
     }
 
 
+def _apply_improvement(proposal: Proposal) -> dict[str, Any]:
+    # A person agreeing with a product improvement: recorded on the proposal and its audit
+    # row; the memories cited as evidence are left as they are.
+    return {
+        "proposalId": proposal.pk,
+        "digestEntityName": None,
+        "sourcesArchived": 0,
+        "sourcesLinked": 0,
+        "kind": proposal.kind,
+    }
+
+
 _APPLY: dict[ProposalKind, Callable[[Proposal], dict[str, Any]]] = {
     ProposalKind.DIGEST: _apply_digest,
     ProposalKind.PATTERN_EMERGENT: _apply_pattern,
     ProposalKind.RELATION: _apply_relation,
     ProposalKind.MEMORY: _apply_memory,
+    ProposalKind.IMPROVEMENT: _apply_improvement,
 }
 
 

@@ -276,7 +276,7 @@ class _Miner:
     ) -> None:
         sid = session.session_id
         proposed = sanitised(candidate)
-        secret = _secret_in(candidate, proposed)
+        secret = secret_in(candidate, proposed)
         if secret is not None:
             field_name, detector = secret
             self.result.dropped_secrets.append(
@@ -366,7 +366,7 @@ def sanitised(candidate: prompts.MinedMemory) -> dict[str, Any]:
     return proposed
 
 
-def _secret_in(candidate: prompts.MinedMemory, proposed: dict[str, Any]) -> tuple[str, str] | None:
+def secret_in(candidate: prompts.MinedMemory, proposed: dict[str, Any]) -> tuple[str, str] | None:
     """(field, detector) of the first secret in the candidate, as written or as cleaned."""
     fields: Sequence[tuple[str, Sequence[str]]] = (
         ("name", [candidate.name, proposed["name"]]),

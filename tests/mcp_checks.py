@@ -58,6 +58,14 @@ VALID_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("ping", {"message": "hello", "probe": None}),
     ("supersede", {"name": "mcp-note", "observations": ["a corrected fact"], "tags": None}),
     ("forget", {"name": "mcp-note", "reason": "superseded already"}),
+    # The review tools: nothing to digest in this graph yet; an improvement citing the first
+    # memory (mcp-decision).
+    ("work_package", {"action": "prepare", "kind": "digest", "project": None}),
+    ("work_package", {"action": "defer"}),
+    (
+        "improvement",
+        {"action": "propose", "title": "t", "description": "d", "evidence": [1], "id": None},
+    ),
 ]
 
 # One invalid call per tool: each must come back in-band as isError with an errorCode.
@@ -80,6 +88,8 @@ INVALID_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("supersede", {"name": "mcp-decision"}),  # no observations
     ("memory_list", {"status": "retired"}),
     ("ping", {"probe": "yes"}),
+    ("work_package", {"action": "apply"}),  # review.human-only: a person reviews
+    ("improvement", {"action": "propose", "title": "t", "description": "d", "evidence": [99999]}),
     # Domain errors, not schema ones: the agent guide's rule (a decision needs `why`), and a
     # relation to an entity that does not exist.
     ("remember", {"name": "d2", "type": "decision", "observations": ["no reason given"]}),

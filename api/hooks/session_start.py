@@ -5,7 +5,9 @@ preamble as the `briefing` operation, at the configured level (`memesh config se
 The project is the one of the `cwd` Claude Code reported, and only that one (the agent guide:
 without a usable working directory nothing is guessed, and only memories of no project are
 shown). A project with nothing to show injects its project line alone, fenced like the
-briefing. Reads only: nothing is written, whatever autoCapture says.
+briefing. At level `full` the work-package notice follows the block, when a package is
+available (api/hooks/work_package_notice.py). Reads only: nothing is written, whatever
+autoCapture says.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ def handle(payload: HookPayload) -> HookReply:
     text = briefing.text
     if not text and project is not None:
         text = wrap([clean(project_line(project), 300)])
+    if level == "full":  # the agent guide's step 4: an instruction, outside the fence
+        # Imported here: the dream app's modules cost a hook at the other levels ~0.4 s.
+        from api.hooks.work_package_notice import work_package_notice
+
+        notice = work_package_notice(project, payload.reported_cwd)
+        text = f"{text}\n\n{notice}" if text and notice else text or notice
     return HookReply(stdout=context(EVENT, text) if text else "", notes=notes)
 
 

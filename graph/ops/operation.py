@@ -60,6 +60,12 @@ class CallContext:
     # so its own directory (which still files REST's lessons) says nothing about the caller's.
     binds_reads: bool = True
 
+    # The caller's workspace roots, where the transport knows them: over MCP the ones the
+    # client lists (roots/list; empty when it lists none), for an operation that asks for
+    # them (Operation.wants_workspace_roots); None on REST and the CLI, whose callers name a
+    # root in the input instead (proposals/work_package.py).
+    workspace_roots: tuple[str, ...] | None = None
+
     @property
     def read_project(self) -> str | None:
         """The project a read that names none is bound to, if any."""
@@ -100,6 +106,9 @@ class Operation:
     tool: bool = True
     # The MCP answer's text when it is not the result's JSON: the output model in, text out.
     mcp_text: Callable[[Any], str] | None = None
+    # Whether the MCP transport asks the client for its workspace roots before a call
+    # (CallContext.workspace_roots): a round trip only the operations that read them pay.
+    wants_workspace_roots: bool = False
 
     @property
     def rest_route(self) -> str:

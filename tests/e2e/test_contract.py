@@ -43,8 +43,8 @@ pytestmark = pytest.mark.slow  # three processes' worth of calls
 ORDER = [
     "remember", "recall", "feedback", "learn", "task_state", "briefing", "export", "import",
     "user_patterns", "stats", "projects", "graph", "graph_evidence", "analytics", "analytics_pm",
-    "pin", "unpin", "observe", "memory_list", "ping", "supersede", "forget", "demo_seed",
-    "demo_reset",
+    "pin", "unpin", "observe", "memory_list", "ping", "supersede", "work_package", "improvement",
+    "forget", "demo_seed", "demo_reset",
 ]  # fmt: skip
 CLI_COMMAND = {
     "task_state": ["task"],
@@ -52,6 +52,7 @@ CLI_COMMAND = {
     "memory_list": ["memories"],
     "demo_seed": ["demo"],
     "demo_reset": ["demo", "--reset"],
+    "work_package": ["work-package"],
 }
 # REST only: the dashboard's data (no MCP tool, no CLI command).
 NO_CLI = {"graph", "graph_evidence", "analytics", "analytics_pm"}
