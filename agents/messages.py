@@ -149,9 +149,7 @@ def _message(project: str, recipient: str, message_id: str) -> Message:
         message_id=message_id, project=project, recipient=recipient
     ).first()
     if message is None:
-        raise NotFound(
-            f"No message {message_id} for {recipient} in {project}", field="message_id"
-        )
+        raise NotFound(f"No message {message_id} for {recipient} in {project}", field="message_id")
     return message
 
 
@@ -256,4 +254,6 @@ def waiting_by_project(*, recipient: str, session: str | None) -> dict[str, int]
 
 def unacknowledged_ids(*, project: str, recipient: str, session: str | None) -> list[str]:
     """The ids of what waits for `recipient` in `project` (the Stop hook's block)."""
-    return [m.message_id for m in message_poll(project=project, recipient=recipient, session=session)]
+    return [
+        m.message_id for m in message_poll(project=project, recipient=recipient, session=session)
+    ]

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from agents.errors import InvalidRecipient
 from agents.messages import (
     envelope_of,
     message_disposition,
@@ -23,7 +24,6 @@ from agents.messages import (
 )
 from agents.models import Receipt, Registration
 from agents.principal import describe, principal_problem
-from agents.errors import InvalidRecipient
 from agents.registrations import DEFAULT_LEASE_SECONDS, registration_renew, registrations_live
 from agents.schema import (
     AgentOut,

@@ -85,8 +85,8 @@ class MessageInput(StrictInput):
             "compact UTF-8 JSON. The recipient is shown it as untrusted data."
         ),
     )
-    message_id: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_ID_CHARS)] | None = (
-        Field(default=None, description="fetch/intake/disposition: the message (from poll).")
+    message_id: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_ID_CHARS)] | None = Field(
+        default=None, description="fetch/intake/disposition: the message (from poll)."
     )
     disposition: DispositionValue | None = Field(
         default=None, description="disposition: what you did with the message."
@@ -101,14 +101,12 @@ class MessageInput(StrictInput):
             "string clears it; omitted: unchanged, or unknown)."
         ),
     )
-    lease_seconds: Annotated[int, Field(ge=MIN_LEASE_SECONDS, le=MAX_LEASE_SECONDS)] | None = (
-        Field(
-            default=None,
-            description=(
-                "register: how long the registration stays live without a renewal (default "
-                "120). `memesh mcp` renews its own session's while the process runs."
-            ),
-        )
+    lease_seconds: Annotated[int, Field(ge=MIN_LEASE_SECONDS, le=MAX_LEASE_SECONDS)] | None = Field(
+        default=None,
+        description=(
+            "register: how long the registration stays live without a renewal (default "
+            "120). `memesh mcp` renews its own session's while the process runs."
+        ),
     )
 
 

@@ -181,10 +181,7 @@ def build_server(
     `recipient`: the principal id the process declared (MEMESH_RECIPIENT: agents/), the
     messaging operation's default sender and inbox. `on_request` hears the client's declared
     name on each tools/list and tools/call (api/mcp_presence.py keeps the process live)."""
-    if one_session:
-        process_session = process_session or f"mcp:{secrets.token_hex(12)}"
-    else:
-        process_session = None
+    own_session = (process_session or f"mcp:{secrets.token_hex(12)}") if one_session else None
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -203,7 +200,7 @@ def build_server(
             source_host=client_source_host(ctx),
             project=project,
             guide_rules=True,
-            session_id=process_session or connection_session(ctx),
+            session_id=own_session or connection_session(ctx),
             recipient=recipient,
         )
         if on_request is not None:

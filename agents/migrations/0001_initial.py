@@ -5,67 +5,122 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Message',
+            name="Message",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('message_id', models.CharField(max_length=40, unique=True)),
-                ('project', models.CharField(max_length=500)),
-                ('sender', models.CharField(max_length=200, null=True)),
-                ('recipient', models.CharField(max_length=200)),
-                ('intended_session', models.CharField(max_length=128, null=True)),
-                ('payload', models.JSONField()),
-                ('payload_bytes', models.PositiveIntegerField()),
-                ('source_host', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField()),
-                ('first_fetched_at', models.DateTimeField(null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("message_id", models.CharField(max_length=40, unique=True)),
+                ("project", models.CharField(max_length=500)),
+                ("sender", models.CharField(max_length=200, null=True)),
+                ("recipient", models.CharField(max_length=200)),
+                ("intended_session", models.CharField(max_length=128, null=True)),
+                ("payload", models.JSONField()),
+                ("payload_bytes", models.PositiveIntegerField()),
+                ("source_host", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField()),
+                ("first_fetched_at", models.DateTimeField(null=True)),
             ],
             options={
-                'indexes': [models.Index(fields=['project', 'recipient', 'created_at'], name='agents_mess_project_8d4370_idx')],
+                "indexes": [
+                    models.Index(
+                        fields=["project", "recipient", "created_at"],
+                        name="agents_mess_project_8d4370_idx",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Registration',
+            name="Registration",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('project', models.CharField(max_length=500)),
-                ('principal', models.CharField(max_length=200)),
-                ('session', models.CharField(max_length=128)),
-                ('host_kind', models.CharField(max_length=64)),
-                ('work', models.CharField(max_length=500, null=True)),
-                ('generation', models.PositiveIntegerField()),
-                ('lease_seconds', models.PositiveIntegerField()),
-                ('lease_expires_at', models.DateTimeField()),
-                ('registered_at', models.DateTimeField()),
-                ('renewed_at', models.DateTimeField()),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("project", models.CharField(max_length=500)),
+                ("principal", models.CharField(max_length=200)),
+                ("session", models.CharField(max_length=128)),
+                ("host_kind", models.CharField(max_length=64)),
+                ("work", models.CharField(max_length=500, null=True)),
+                ("generation", models.PositiveIntegerField()),
+                ("lease_seconds", models.PositiveIntegerField()),
+                ("lease_expires_at", models.DateTimeField()),
+                ("registered_at", models.DateTimeField()),
+                ("renewed_at", models.DateTimeField()),
             ],
             options={
-                'indexes': [models.Index(fields=['project', 'lease_expires_at'], name='agents_regi_project_b616a2_idx')],
-                'constraints': [models.UniqueConstraint(fields=('project', 'principal', 'session'), name='registration_one_per_session')],
+                "indexes": [
+                    models.Index(
+                        fields=["project", "lease_expires_at"],
+                        name="agents_regi_project_b616a2_idx",
+                    )
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("project", "principal", "session"),
+                        name="registration_one_per_session",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Receipt',
+            name="Receipt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('intake', 'Intake'), ('disposition', 'Disposition')], max_length=16)),
-                ('principal', models.CharField(max_length=200)),
-                ('session', models.CharField(max_length=128, null=True)),
-                ('disposition', models.CharField(choices=[('accepted', 'Accepted'), ('declined', 'Declined'), ('done', 'Done'), ('deferred', 'Deferred')], max_length=16, null=True)),
-                ('note', models.CharField(max_length=2000, null=True)),
-                ('source_host', models.CharField(max_length=64)),
-                ('at', models.DateTimeField()),
-                ('message', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='receipts', to='agents.message')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("intake", "Intake"), ("disposition", "Disposition")],
+                        max_length=16,
+                    ),
+                ),
+                ("principal", models.CharField(max_length=200)),
+                ("session", models.CharField(max_length=128, null=True)),
+                (
+                    "disposition",
+                    models.CharField(
+                        choices=[
+                            ("accepted", "Accepted"),
+                            ("declined", "Declined"),
+                            ("done", "Done"),
+                            ("deferred", "Deferred"),
+                        ],
+                        max_length=16,
+                        null=True,
+                    ),
+                ),
+                ("note", models.CharField(max_length=2000, null=True)),
+                ("source_host", models.CharField(max_length=64)),
+                ("at", models.DateTimeField()),
+                (
+                    "message",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="receipts",
+                        to="agents.message",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['message', 'kind'], name='agents_rece_message_842974_idx')],
+                "indexes": [
+                    models.Index(fields=["message", "kind"], name="agents_rece_message_842974_idx")
+                ],
             },
         ),
     ]

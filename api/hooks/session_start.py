@@ -6,10 +6,16 @@ The project is the one of the `cwd` Claude Code reported, and only that one (the
 without a usable working directory nothing is guessed, and only memories of no project are
 shown). A project with nothing to show injects its project line alone, fenced like the
 briefing. Reads only: nothing is written, whatever autoCapture says.
+
+A session that declared its recipient id (MEMESH_RECIPIENT) is also told, after the block,
+how many messages from other agents wait for it and where, or that its id is refused
+(api/hooks/inbox.py); the refusal needs no database, so it is shown even when the briefing
+cannot be built.
 """
 
 from __future__ import annotations
 
+from api.hooks import inbox
 from api.hooks.output import HookReply, Note, context
 from api.hooks.payload import HookPayload
 from graph.errors import MemeshError
@@ -22,6 +28,29 @@ EVENT = "SessionStart"
 
 def handle(payload: HookPayload) -> HookReply:
     notes: list[Note] = []
+    who = inbox.declared()
+    extra: list[str] = []
+    if who.refusal is not None:
+        extra.append(who.refusal)
+        notes.append(Note("refused", "recipient", reason=who.refusal))
+    elif who.principal is not None:
+        extra += inbox.session_start_lines(who.principal, payload.session_id)
+    try:
+        text = _briefing_text(payload, notes)
+    except Exception as exc:
+        if not extra:
+            raise
+        notes.append(Note("skipped", "briefing", reason=f"{type(exc).__name__}: {exc}"))
+        text = ""
+    text = "\n\n".join([t for t in (text, *extra) if t])
+    return HookReply(
+        stdout=context(EVENT, text) if text else "",
+        notes=notes,
+        stderr=who.refusal or "",
+    )
+
+
+def _briefing_text(payload: HookPayload, notes: list[Note]) -> str:
     level: Level
     try:
         level = configured_level()
@@ -33,7 +62,7 @@ def handle(payload: HookPayload) -> HookReply:
     text = briefing.text
     if not text and project is not None:
         text = wrap([clean(project_line(project), 300)])
-    return HookReply(stdout=context(EVENT, text) if text else "", notes=notes)
+    return text
 
 
 def project_id_reported(payload: HookPayload) -> str | None:

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from api.operations import tool_operations
 from api.schema_export import (
     SNAPSHOT_FILES,
     openai_tool_definitions,
@@ -24,7 +25,6 @@ from api.schema_export import (
     strict_reason,
 )
 from api.tool_schemas import tool_definitions
-from graph.ops.registry import tool_operations
 from memesh_site.cli import command_args
 
 SNAPSHOTS = Path(settings.BASE_DIR) / "docs" / "schema"
