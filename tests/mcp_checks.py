@@ -58,6 +58,8 @@ VALID_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("ping", {"message": "hello", "probe": None}),
     ("supersede", {"name": "mcp-note", "observations": ["a corrected fact"], "tags": None}),
     ("forget", {"name": "mcp-note", "reason": "superseded already"}),
+    # Agents talking to each other (agents/): the live agents of the bound project.
+    ("message", {"action": "discover", "project": None}),
 ]
 
 # One invalid call per tool: each must come back in-band as isError with an errorCode.
@@ -80,6 +82,7 @@ INVALID_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("supersede", {"name": "mcp-decision"}),  # no observations
     ("memory_list", {"status": "retired"}),
     ("ping", {"probe": "yes"}),
+    ("message", {"action": "shout"}),
     # Domain errors, not schema ones: the agent guide's rule (a decision needs `why`), and a
     # relation to an entity that does not exist.
     ("remember", {"name": "d2", "type": "decision", "observations": ["no reason given"]}),
