@@ -282,6 +282,7 @@ MESSAGE = Operation(
     output_model=MessageOutput,
     handler=_message,
     hints=ToolHints(read_only=False, destructive=False, idempotent=False),
+    mcp_text=mcp_text,
     examples=[
         {
             "action": "register",
