@@ -57,22 +57,29 @@ def test_rest_registers_discovers_sends_polls_fetches_and_records_receipts(clien
     assert assert_ok(rest(client, action="poll", **bob))["messages"] == []
 
 
+SEND = {"action": "send", "recipient": "bob"}
+
+
 @pytest.mark.parametrize(
     ("data", "status", "code"),
     [
-        ({"action": "send", "recipient": "nobody", "payload": 1}, 404, "recipient_unavailable"),
-        ({"action": "send", "recipient": "a/b", "payload": 1}, 400, "validation.bad-recipient"),
-        ({"action": "send", "recipient": "bob", "payload": "x" * 70_000}, 413, "message.payload-too-large"),
+        ({**SEND, "recipient": "nobody", "payload": 1}, 404, "recipient_unavailable"),
+        ({**SEND, "recipient": "a/b", "payload": 1}, 400, "validation.bad-recipient"),
+        ({**SEND, "payload": "x" * 70_000}, 413, "message.payload-too-large"),
         (
-            {"action": "send", "recipient": "bob", "payload": "x" * 20_000, "intended_session": "b-1"},
+            {**SEND, "payload": "x" * 20_000, "intended_session": "b-1"},
             413,
             "native_message_too_large",
         ),
-        ({"action": "fetch", "recipient": "bob", "message_id": "msg_none"}, 404, "resource.not-found"),
+        (
+            {"action": "fetch", "recipient": "bob", "message_id": "msg_none"},
+            404,
+            "resource.not-found",
+        ),
         ({"action": "poll"}, 400, "validation.bad-body"),
         ({"action": "shout"}, 400, "validation.bad-body"),
     ],
-)  # fmt: skip
+)
 def test_rest_refusals_carry_their_code_and_status(
     client: Client, data: dict[str, Any], status: int, code: str
 ) -> None:
