@@ -61,7 +61,8 @@ ERROR_CODES: tuple[str, ...] = (
 # status -> description of the error responses every operation route may answer with.
 ERROR_RESPONSES: dict[int, str] = {
     400: "The request was rejected: a malformed or invalid body or parameter "
-    f"(`validation.*`, `validation.bad-recipient` for a principal id; a body nested deeper than {MAX_JSON_DEPTH} levels is malformed), or "
+    "(`validation.*`, `validation.bad-recipient` for a principal id; a body nested deeper "
+    f"than {MAX_JSON_DEPTH} levels is malformed), or "
     "the operation refused it (`operation.failed`; `trust.source-required`: a hypothesis is "
     "observed without a source).",
     401: "Only on a remote-bound listener: the bearer token is missing or wrong.",
