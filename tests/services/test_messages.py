@@ -257,3 +257,30 @@ def test_rest_names_the_project_and_the_recipient() -> None:
     with pytest.raises(InvalidInput) as refused:
         call(REST, action="poll", project=PROJECT)
     assert refused.value.field == "recipient"
+
+
+def briefing(**data: Any) -> dict[str, Any]:
+    from graph.ops.briefing import BRIEFING
+
+    return BRIEFING.run(data, BOB)
+
+
+def test_a_briefing_for_an_exact_project_and_recipient_lists_only_unfetched_deliveries() -> None:
+    register(BOB)
+    read_id = send({"n": 1})["message_id"]
+    waiting_id = send({"n": "```\\nsecret text"})["message_id"]
+    call(BOB, action="fetch", message_id=read_id)
+
+    text = briefing(project=PROJECT, recipient="bob")["text"]
+    assert waiting_id in text and read_id not in text
+    assert "from alice" in text and "secret text" not in text  # ids only: text is fetched
+    # Without a recipient, or for another one, a briefing shows no messages.
+    assert waiting_id not in briefing(project=PROJECT)["text"]
+    assert waiting_id not in briefing(project=PROJECT, recipient="carol")["text"]
+
+
+def test_a_briefing_recipient_needs_an_exact_project_and_a_valid_id() -> None:
+    with pytest.raises(InvalidInput):
+        briefing(recipient="bob")
+    with pytest.raises(InvalidRecipient):
+        briefing(project=PROJECT, recipient="../bob")
