@@ -22,6 +22,8 @@ from graph.errors import MemeshError
 from graph.ops.briefing import DEFAULT_LEVEL, Level, build_briefing, configured_level
 from graph.ops.briefing_render import clean, wrap
 from graph.project import project_line
+from memesh_site import hook_outcomes
+from memesh_site.redact import redact_message
 
 EVENT = "SessionStart"
 
@@ -67,3 +69,16 @@ def _briefing_text(payload: HookPayload, notes: list[Note]) -> str:
 
 def project_id_reported(payload: HookPayload) -> str | None:
     return payload.project if payload.reported_cwd is not None else None
+
+
+def refusal_without_database() -> tuple[str, str]:
+    """When the hook cannot even open the database: an invalid MEMESH_RECIPIENT is still
+    refused (the agent guide: no database required) — stdout and the stderr line; ("", "")
+    when there is nothing to refuse."""
+    refusal = inbox.declared().refusal
+    if refusal is None:
+        return "", ""
+    hook_outcomes.record(
+        "session-start", "refused", what="recipient", reason=redact_message(refusal)
+    )
+    return context(EVENT, refusal), refusal

@@ -122,6 +122,25 @@ def test_an_invalid_recipient_id_is_refused_on_stderr_in_the_outcomes_and_in_the
     assert [(o["event"], o["what"]) for o in refused] == [("session-start", "recipient")]
 
 
+def test_an_invalid_recipient_id_is_refused_even_when_the_database_cannot_be_opened(
+    agents: Agents, tmp_path: Path
+) -> None:
+    not_a_directory = tmp_path / "a-file"
+    not_a_directory.write_text("")
+    unopenable = str(not_a_directory / "knowledge-graph.db")
+    done = subprocess.run(
+        memesh("hook", "session-start"), cwd=agents.repo.root, input="{}",
+        env={**agents.env(MEMESH_RECIPIENT="../bob"), "MEMESH_DB_PATH": unopenable},
+        capture_output=True, text=True, timeout=PROCESS_DEADLINE, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0
+    refusal = done.stderr.strip().splitlines()[-1]
+    assert refusal.startswith("MeMesh: MEMESH_RECIPIENT refused")
+    assert json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"] == refusal
+    outcomes = [(o["event"], o["outcome"]) for o in agents.outcomes()]
+    assert ("session-start", "failed") in outcomes and ("session-start", "refused") in outcomes
+
+
 def test_an_id_never_seen_anywhere_gets_a_typo_hint_and_a_seen_one_does_not(
     agents: Agents,
 ) -> None:
