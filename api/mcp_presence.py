@@ -9,6 +9,8 @@ registrations stay live for `message discover`.
   `message register`) is renewed every RENEW_EVERY_SECONDS, shorter than the shortest lease,
   while the process lives; its leases end when it stops. A process that died without
   stopping (killed) lapses on its own when its lease runs out.
+A process without a declared principal does none of this until its first `message` call (it
+may register then): an ordinary memory session never touches the database for it.
 An invalid MEMESH_RECIPIENT registers nothing; the calls that default to it are refused with
 the id rule's code (agents/principal.py), so the mistake is seen rather than ignored.
 """
@@ -34,6 +36,7 @@ from api.mcp_server import ReadyGate
 logger = logging.getLogger(__name__)
 
 RENEW_EVERY_SECONDS = MIN_LEASE_SECONDS / 3
+MESSAGE_TOOL = "message"
 
 
 class Presence:
@@ -49,11 +52,20 @@ class Presence:
         self._registered = False
         self._seen = anyio.Event()
 
-    def seen(self, host_kind: str) -> None:
-        """The client made a request: its declared name is known now."""
+    def seen(self, host_kind: str, tool: str | None) -> None:
+        """The client made a request (tools/list, or a call of `tool`): its declared name is
+        known now. Without a declared principal the process has nothing to keep live until
+        it uses the `message` tool (which may register it), so it touches no database
+        before."""
         if self.host_kind is None:
             self.host_kind = host_kind
+        if self.principal is not None or tool == MESSAGE_TOOL:
             self._seen.set()
+
+    @property
+    def active(self) -> bool:
+        """Whether the process may hold a registration (so its leases end when it stops)."""
+        return self._seen.is_set()
 
     def renew(self) -> None:
         """Register the declared principal once, then renew the session's leases (on a

@@ -170,7 +170,7 @@ def build_server(
     one_session: bool = False,
     process_session: str | None = None,
     recipient: str | None = None,
-    on_request: Callable[[str], None] | None = None,
+    on_request: Callable[[str, str | None], None] | None = None,
 ) -> Server[Any]:
     """The MCP server for one process. `project` is the session's bound project (the server's
     working directory): where remember files a memory and learn a lesson, whose scope recall,
@@ -180,14 +180,15 @@ def build_server(
     names its own (`connection_session`); `process_session` names it (a new one otherwise).
     `recipient`: the principal id the process declared (MEMESH_RECIPIENT: agents/), the
     messaging operation's default sender and inbox. `on_request` hears the client's declared
-    name on each tools/list and tools/call (api/mcp_presence.py keeps the process live)."""
+    name and the tool called (None: tools/list) on each request (api/mcp_presence.py keeps
+    the process live)."""
     own_session = (process_session or f"mcp:{secrets.token_hex(12)}") if one_session else None
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         if on_request is not None:
-            on_request(client_source_host(ctx))
+            on_request(client_source_host(ctx), None)
         return types.ListToolsResult(tools=list(_tools()))
 
     async def call_tool(
@@ -204,7 +205,7 @@ def build_server(
             recipient=recipient,
         )
         if on_request is not None:
-            on_request(context.source_host)
+            on_request(context.source_host, operation.name)
         arguments = drop_nulls(params.arguments)
         try:
             if ready is not None:

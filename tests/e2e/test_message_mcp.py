@@ -187,3 +187,31 @@ async def conversation(alice: Client, bob: Client, home: Path, repo: Path, proje
         "--message-id", other["message_id"],
     )  # fmt: skip
     assert taken["receipt"]["session"] == "bob-cli-1"
+
+
+def test_a_session_that_registers_by_call_is_live_while_its_process_runs(
+    tmp_path: Path, repo: Path
+) -> None:
+    """No MEMESH_RECIPIENT: the agent registers with the tool; its process renews that lease
+    and ends it when it stops."""
+    home = tmp_path / "home"
+    env = memesh_env(home, MEMESH_EMBEDDER="none", MEMESH_WORKER="false")
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "memesh_site.cli", "mcp"], env=env, cwd=str(repo)
+    )
+
+    async def agent() -> None:
+        with anyio.fail_after(DEADLINE):
+            async with Client(server, client_info=mcp_checks.client_info()) as carol:
+                assert await refused(carol, action="poll") == "validation.bad-body"  # who?
+                registered = await message(
+                    carol, action="register", recipient="carol", work="writing docs"
+                )
+                assert registered["agent"]["session"].startswith("mcp:")
+                listed = cli(home, repo, "discover")["agents"]
+                assert [(a["recipient"], a["work"]) for a in listed] == [("carol", "writing docs")]
+            # Its process stopped: the lease ended with it (waited for, not timed).
+            while cli(home, repo, "discover")["agents"]:
+                await anyio.sleep(0.2)
+
+    anyio.run(agent)

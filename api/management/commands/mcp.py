@@ -115,6 +115,6 @@ async def serve_stdio(migrate: bool) -> None:
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()
     finally:
-        if presence.host_kind is not None:  # it may have registered: end its leases now
+        if presence.active:  # it may have registered: end its leases now
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await anyio.to_thread.run_sync(presence.end)
