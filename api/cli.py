@@ -92,7 +92,14 @@ class MemeshCommand(BaseCommand):
 
 
 def cli_context() -> CallContext:
-    return CallContext(source_host="cli", project=project_id(invocation_directory.get()))
+    from django.conf import settings
+
+    return CallContext(
+        source_host="cli",
+        project=project_id(invocation_directory.get()),
+        # Who the caller is to other agents (`memesh message`: agents/operation.py).
+        recipient=settings.MEMESH_RECIPIENT or None,
+    )
 
 
 def given(options: dict[str, Any], *keys: str) -> dict[str, Any]:

@@ -203,19 +203,31 @@ def _input_schema(name: str) -> dict[str, Any] | None:
 
 
 def build_server(
-    *, project: str | None, ready: ReadyGate | None = None, one_session: bool = False
+    *,
+    project: str | None,
+    ready: ReadyGate | None = None,
+    one_session: bool = False,
+    process_session: str | None = None,
+    recipient: str | None = None,
+    on_request: Callable[[str, str | None], None] | None = None,
 ) -> Server[Any]:
     """The MCP server for one process. `project` is the session's bound project (the server's
     working directory): where remember files a memory and learn a lesson, whose scope recall,
     briefing, user_patterns and export read (graph/ops/scope.py), and whose sessions may not
     write to another project's memory by name (the agent guide's rules, `guide_rules`).
     `one_session`: the whole process is one feedback session (stdio); otherwise each request
-    names its own (`connection_session`)."""
-    process_session = f"mcp:{secrets.token_hex(12)}" if one_session else None
+    names its own (`connection_session`); `process_session` names it (a new one otherwise).
+    `recipient`: the principal id the process declared (MEMESH_RECIPIENT: agents/), the
+    messaging operation's default sender and inbox. `on_request` hears the client's declared
+    name and the tool called (None: tools/list) on each request (api/mcp_presence.py keeps
+    the process live)."""
+    own_session = (process_session or f"mcp:{secrets.token_hex(12)}") if one_session else None
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if on_request is not None:
+            on_request(client_source_host(ctx), None)
         return types.ListToolsResult(tools=list(_tools()))
 
     async def call_tool(
@@ -234,9 +246,12 @@ def build_server(
             source_host=client_source_host(ctx),
             project=project,
             guide_rules=True,
-            session_id=process_session or connection_session(ctx),
+            session_id=own_session or connection_session(ctx),
             workspace_roots=roots,
+            recipient=recipient,
         )
+        if on_request is not None:
+            on_request(context.source_host, operation.name)
         arguments = drop_nulls(params.arguments)
         try:
             if ready is not None:

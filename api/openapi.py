@@ -19,6 +19,7 @@ from django.conf import settings
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
+from agents.errors import ERROR_CODES as AGENT_ERROR_CODES
 from api import envelope
 from api.operations import OPERATIONS
 from graph.ops.operation import Operation
@@ -45,6 +46,9 @@ ERROR_CODES: tuple[str, ...] = (
     # The trust model (graph/ops/trust/, docs/trust.md): memesh's own, not the reference's.
     "trust.source-required",
     "trust.observe-required",
+    # Messages between agents (agents/errors.py, docs/messages.md): the agent guide's three
+    # names as it spells them, and memesh's two.
+    *AGENT_ERROR_CODES,
     "server.internal",
     # Conditions of the database's storage (graph/errors.py's StorageError family).
     "storage.busy",
@@ -57,16 +61,20 @@ ERROR_CODES: tuple[str, ...] = (
 # status -> description of the error responses every operation route may answer with.
 ERROR_RESPONSES: dict[int, str] = {
     400: "The request was rejected: a malformed or invalid body or parameter "
-    f"(`validation.*`; a body nested deeper than {MAX_JSON_DEPTH} levels is malformed), or "
+    "(`validation.*`, `validation.bad-recipient` for a principal id; a body nested deeper "
+    f"than {MAX_JSON_DEPTH} levels is malformed), or "
     "the operation refused it (`operation.failed`; `trust.source-required`: a hypothesis is "
     "observed without a source).",
     401: "Only on a remote-bound listener: the bearer token is missing or wrong.",
     404: "No such route (`route.not-found`), or the named entity does not exist "
-    "(`resource.not-found`).",
+    "(`resource.not-found`); or no such recipient to deliver to (`recipient_unavailable`).",
     405: "The route does not accept this method.",
     409: "The call would raise a stored memory's trust by another path than `observe` with a "
-    "source (`trust.observe-required`).",
-    413: "The request body exceeds the 1 MB limit (`payload.too-large`).",
+    "source (`trust.observe-required`); or a message meant for another session "
+    "(`intended_for_other_session`).",
+    413: "The request body exceeds the 1 MB limit (`payload.too-large`); or a message's payload "
+    "exceeds 64 KiB (`message.payload-too-large`) or its native envelope 16 KiB "
+    "(`native_message_too_large`).",
     500: "Unexpected server-side failure (`server.internal`).",
     503: "The database is busy (`storage.busy`), read-only (`storage.read-only`), cannot be "
     "opened (`storage.cannot-open`) or its disk failed (`storage.io-error`), each with a "

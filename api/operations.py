@@ -1,12 +1,14 @@
 """The operations the transports serve, in the order they list them: the graph's
-(graph/ops/registry.py) and then the dream app's (the demo tour, proposals/demo.py; the
-work_package and improvement tools, proposals/work_package.py and proposals/improvement.py), which
-graph cannot list itself (DESIGN §2: graph never imports proposals). REST routes, the OpenAPI
+(graph/ops/registry.py), then the dream app's (the demo tour, proposals/demo.py; the
+work_package and improvement tools, proposals/work_package.py and proposals/improvement.py) and
+the agents app's (`message`, agents/operation.py), which graph cannot list itself (DESIGN §2:
+graph never imports proposals or agents). REST routes, the OpenAPI
 document, MCP's tools/list and `memesh export-schema` are generated from this one list.
 """
 
 from __future__ import annotations
 
+from agents import operation as agent_messages
 from graph.ops import registry
 from graph.ops.operation import Operation
 from proposals import demo, improvement, work_package
@@ -16,6 +18,7 @@ OPERATIONS: dict[str, Operation] = {
     **{op.name: op for op in (demo.DEMO_SEED, demo.DEMO_RESET)},
     # The agent guide's review tools: they stage proposals for a person (proposals/).
     **{op.name: op for op in (work_package.WORK_PACKAGE, improvement.IMPROVEMENT)},
+    agent_messages.MESSAGE.name: agent_messages.MESSAGE,
 }
 
 

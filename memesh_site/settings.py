@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "graph.apps.GraphConfig",
     "proposals.apps.ProposalsConfig",
+    "agents.apps.AgentsConfig",
     "api.apps.ApiConfig",
 ]
 
@@ -230,6 +231,11 @@ MEMESH_RATE_LIMIT_PER_MINUTE = envfloat_or_none("MEMESH_RATE_LIMIT_PER_MINUTE")
 # hook write, =true allows them whatever config.json says; unset, the `autoCapture` key of
 # config.json decides (graph/ops/capture.py), and capture is on by default.
 MEMESH_AUTO_CAPTURE = envbool_or_none("MEMESH_AUTO_CAPTURE")
+# Who this session is to other agents (agents/, docs/messages.md): the principal id that
+# `memesh mcp` registers under, the CLI sends and polls as, and the hooks show waiting
+# messages for. Checked where it is used, never here: an invalid id is refused with a
+# message, not a settings failure.
+MEMESH_RECIPIENT = envstr("MEMESH_RECIPIENT", "")
 
 # `memesh createreviewer`'s password when --password is not given.
 MEMESH_REVIEWER_PASSWORD = envsecret("MEMESH_REVIEWER_PASSWORD")

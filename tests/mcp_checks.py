@@ -66,6 +66,8 @@ VALID_CALLS: list[tuple[str, dict[str, Any]]] = [
         "improvement",
         {"action": "propose", "title": "t", "description": "d", "evidence": [1], "id": None},
     ),
+    # Agents talking to each other (agents/): the live agents of the bound project.
+    ("message", {"action": "discover", "project": None}),
 ]
 
 # One invalid call per tool: each must come back in-band as isError with an errorCode.
@@ -90,6 +92,7 @@ INVALID_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("ping", {"probe": "yes"}),
     ("work_package", {"action": "apply"}),  # review.human-only: a person reviews
     ("improvement", {"action": "propose", "title": "t", "description": "d", "evidence": [99999]}),
+    ("message", {"action": "shout"}),
     # Domain errors, not schema ones: the agent guide's rule (a decision needs `why`), and a
     # relation to an entity that does not exist.
     ("remember", {"name": "d2", "type": "decision", "observations": ["no reason given"]}),

@@ -43,6 +43,12 @@ class UnknownEvent(ValueError):
 def run_hook(event: str, stdin: str, *, limit: int) -> str:
     """The text to print for `memesh hook <event>` given its standard input ("" on any
     failure, which is recorded instead)."""
+    return run_hook_reply(event, stdin, limit=limit)[0]
+
+
+def run_hook_reply(event: str, stdin: str, *, limit: int) -> tuple[str, str]:
+    """run_hook's stdout, and the line for stderr a handler may have ("" and "" on any
+    failure)."""
     try:
         handler = HANDLERS.get(event)
         if handler is None:
@@ -53,7 +59,7 @@ def run_hook(event: str, stdin: str, *, limit: int) -> str:
         reply = handler(payload)
     except Exception as exc:
         hook_outcomes.record(event or "?", "failed", error=exc)
-        return ""
+        return "", ""
     for note in reply.notes:
         hook_outcomes.record(
             event,
@@ -63,4 +69,4 @@ def run_hook(event: str, stdin: str, *, limit: int) -> str:
             reason=redact_message(note.reason) if note.reason else None,
             tool=payload.tool_name or None,
         )
-    return reply.stdout
+    return reply.stdout, reply.stderr

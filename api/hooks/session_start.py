@@ -8,22 +8,53 @@ shown). A project with nothing to show injects its project line alone, fenced li
 briefing. At level `full` the work-package notice follows the block, when a package is
 available (api/hooks/work_package_notice.py). Reads only: nothing is written, whatever
 autoCapture says.
+
+A session that declared its recipient id (MEMESH_RECIPIENT) is also told, after the block,
+how many messages from other agents wait for it and where, or that its id is refused
+(api/hooks/inbox.py); the refusal needs no database, so it is shown even when the briefing
+cannot be built.
 """
 
 from __future__ import annotations
 
+from api.hooks import inbox
 from api.hooks.output import HookReply, Note, context
 from api.hooks.payload import HookPayload
 from graph.errors import MemeshError
 from graph.ops.briefing import DEFAULT_LEVEL, Level, build_briefing, configured_level
 from graph.ops.briefing_render import clean, wrap
 from graph.project import project_line
+from memesh_site import hook_outcomes
+from memesh_site.redact import redact_message
 
 EVENT = "SessionStart"
 
 
 def handle(payload: HookPayload) -> HookReply:
     notes: list[Note] = []
+    who = inbox.declared()
+    extra: list[str] = []
+    if who.refusal is not None:
+        extra.append(who.refusal)
+        notes.append(Note("refused", "recipient", reason=who.refusal))
+    elif who.principal is not None:
+        extra += inbox.session_start_lines(who.principal, payload.session_id)
+    try:
+        text = _briefing_text(payload, notes)
+    except Exception as exc:
+        if not extra:
+            raise
+        notes.append(Note("skipped", "briefing", reason=f"{type(exc).__name__}: {exc}"))
+        text = ""
+    text = "\n\n".join([t for t in (text, *extra) if t])
+    return HookReply(
+        stdout=context(EVENT, text) if text else "",
+        notes=notes,
+        stderr=who.refusal or "",
+    )
+
+
+def _briefing_text(payload: HookPayload, notes: list[Note]) -> str:
     level: Level
     try:
         level = configured_level()
@@ -41,8 +72,21 @@ def handle(payload: HookPayload) -> HookReply:
 
         notice = work_package_notice(project, payload.reported_cwd)
         text = f"{text}\n\n{notice}" if text and notice else text or notice
-    return HookReply(stdout=context(EVENT, text) if text else "", notes=notes)
+    return text
 
 
 def project_id_reported(payload: HookPayload) -> str | None:
     return payload.project if payload.reported_cwd is not None else None
+
+
+def refusal_without_database() -> tuple[str, str]:
+    """When the hook cannot even open the database: an invalid MEMESH_RECIPIENT is still
+    refused (the agent guide: no database required) — stdout and the stderr line; ("", "")
+    when there is nothing to refuse."""
+    refusal = inbox.declared().refusal
+    if refusal is None:
+        return "", ""
+    hook_outcomes.record(
+        "session-start", "refused", what="recipient", reason=redact_message(refusal)
+    )
+    return context(EVENT, refusal), refusal

@@ -16,16 +16,22 @@ others; its failure is recorded in hook-outcomes.jsonl):
 6. the reminder: when this turn approved a plan, answered a question, committed, or turned a
    test red then green, with no remember / learn call and no note-file change, one line
    suggesting a `remember` — shown to the user (`systemMessage`; Stop has no context for the
-   model without blocking, and this hook never blocks).
-Steps 1-5 write, so autoCapture off skips them; the reminder runs either way.
+   model without blocking);
+7. messages: for a session that declared its recipient (MEMESH_RECIPIENT), the turn is
+   blocked once per waiting message id without intake that this session was not yet blocked
+   for, telling the model to poll, fetch and record intake (api/hooks/inbox.py). The only
+   block this hook makes.
+Steps 1-5 write, so autoCapture off skips them; the reminder and the messages run either way.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
-from api.hooks.output import HookReply, Note, system_message
+from api.hooks import inbox
+from api.hooks.output import HookReply, Note, stop_block, system_message
 from api.hooks.payload import HookPayload
 from api.hooks.transcript import (
     Transcript,
@@ -128,7 +134,19 @@ def handle(payload: HookPayload) -> HookReply:
                 "`remember` or `learn`. If it settled a decision or taught a lesson worth "
                 "keeping, consider a `remember`."
             )
+    _step("messages", lambda: _message_block(payload, reply))
     return reply
+
+
+def _message_block(payload: HookPayload, reply: HookReply) -> None:
+    principal = inbox.declared().principal
+    if principal is None:
+        return
+    reason = inbox.stop_block_reason(principal, payload.project, payload.session_id)
+    if reason is None:
+        return
+    shown = json.loads(reply.stdout).get("systemMessage") if reply.stdout else None
+    reply.stdout = stop_block(reason, message=shown)
 
 
 def _joined(items: list[str]) -> str:

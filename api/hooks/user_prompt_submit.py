@@ -5,10 +5,16 @@ count as a citation of a memory nobody used yet). A request that names nothing (
 this") only reminds the agent to call `remember` with what the conversation settled. Other
 prompts: nothing. Capture off: nothing is stored; the reminder still runs, saying the agent
 must store it itself.
+
+A session that declared its recipient (MEMESH_RECIPIENT) is also told of messages from other
+agents newly waiting for it in this project, once per message id (api/hooks/inbox.py).
 """
 
 from __future__ import annotations
 
+import json
+
+from api.hooks import inbox
 from api.hooks.output import HookReply, Note, context
 from api.hooks.payload import HookPayload
 from graph.ops.capture import Captured, auto_capture_enabled
@@ -24,6 +30,27 @@ _ASK_AGENT = (
 
 
 def handle(payload: HookPayload) -> HookReply:
+    reply = _remember_reply(payload)
+    notice = _message_notice(payload)
+    if notice is None:
+        return reply
+    # One context for the model: the remember answer's text (if any), then the notice.
+    shown = (
+        json.loads(reply.stdout)["hookSpecificOutput"]["additionalContext"] if reply.stdout else ""
+    )
+    text = "\n\n".join(t for t in (shown, notice) if t)
+    return HookReply(stdout=context(EVENT, text), notes=reply.notes)
+
+
+def _message_notice(payload: HookPayload) -> str | None:
+    """Messages newly waiting for the declared recipient (api/hooks/inbox.py)."""
+    principal = inbox.declared().principal
+    if principal is None:
+        return None
+    return inbox.prompt_notice(principal, payload.project, payload.session_id)
+
+
+def _remember_reply(payload: HookPayload) -> HookReply:
     intent = remember_intent(payload.text("prompt"))
     if intent is None:
         return HookReply()

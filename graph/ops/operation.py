@@ -59,6 +59,10 @@ class CallContext:
     # ones (graph/ops/scope.py). False for plain HTTP: one server serves many repositories,
     # so its own directory (which still files REST's lessons) says nothing about the caller's.
     binds_reads: bool = True
+    # The agent identity (principal id) the caller declared for itself: MEMESH_RECIPIENT of
+    # `memesh mcp` and the CLI; None on REST, whose callers name it in the call. The
+    # messaging operation (agents/operation.py) reads it as the default sender and inbox.
+    recipient: str | None = None
 
     # The caller's workspace roots, where the transport knows them: over MCP the ones the
     # client lists (roots/list; empty when it lists none), for an operation that asks for

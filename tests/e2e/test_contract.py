@@ -44,7 +44,7 @@ ORDER = [
     "remember", "recall", "feedback", "learn", "task_state", "briefing", "export", "import",
     "user_patterns", "stats", "projects", "graph", "graph_evidence", "analytics", "analytics_pm",
     "pin", "unpin", "observe", "memory_list", "ping", "supersede", "work_package", "improvement",
-    "forget", "demo_seed", "demo_reset",
+    "forget", "demo_seed", "demo_reset", "message",
 ]  # fmt: skip
 CLI_COMMAND = {
     "task_state": ["task"],
@@ -60,6 +60,8 @@ VOLATILE = {
     "exported_at", "created_at", "updated_at", "at", "last_accessed_at", "stated_at",
     # The trust block's times (graph/ops/trust/), and the age measured from one of them.
     "last_observed_at", "unconfirmed_since", "expires_at", "observed_age_days",
+    # Messages between agents (agents/): a lease's end, and the random message ids.
+    "lease_expires_at", "message_id",
 }  # fmt: skip
 HOST_STAMP = "<transport>"
 BINDING = {"project", "all_projects"}  # of a read's `scope`: the transport's binding
@@ -86,7 +88,7 @@ def normalise(value: Any) -> Any:
         for key, item in value.items():
             if key in VOLATILE:
                 continue
-            if key == "source_host":
+            if key in ("source_host", "host_kind"):  # a registration's host: the transport
                 out[key] = HOST_STAMP
             elif key == "scope" and isinstance(item, dict):
                 out[key] = {k: v for k, v in item.items() if k not in BINDING}

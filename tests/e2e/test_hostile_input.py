@@ -32,10 +32,12 @@ from hypothesis import HealthCheck, assume, example, given, note, settings
 from hypothesis import strategies as st
 
 from api.openapi import ERROR_CODES
+
+# Every operation the transports serve: the agents app's `message` too (api/operations.py).
+from api.operations import OPERATIONS
 from graph.ops.bundle_entry import MAX_HISTORY_DEPTH
 from graph.ops.bundle_import import BundleEntry
 from graph.ops.operation import Operation
-from graph.ops.registry import OPERATIONS
 from memesh_site.json_limits import MAX_JSON_DEPTH, nesting_depth
 from tests.processes import StdioServer, read_rows, serving
 

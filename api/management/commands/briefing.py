@@ -40,9 +40,10 @@ class Command(OperationCommand):
             "handles (at most 40 lines / 3072 bytes; says when there are more).",
         )
         parser.add_argument("--project", default=None, help=PROJECT_HELP)
+        parser.add_argument("--recipient", default=None, help=BRIEFING.field_help("recipient"))
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
-        return given(options, "project", "level")
+        return given(options, "project", "level", "recipient")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["index"]:

@@ -21,7 +21,8 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from api.cli import MemeshCommand
-from api.hooks.dispatch import HANDLERS, run_hook
+from api.hooks.dispatch import HANDLERS, run_hook_reply
+from api.hooks.session_start import refusal_without_database
 from memesh_site import hook_outcomes
 from memesh_site.cli_forward import MAX_STDIN_BYTES
 from memesh_site.db.schema import migrate_if_needed
@@ -44,10 +45,14 @@ class Command(MemeshCommand):
         try:
             migrate_if_needed()
             stdin = sys.stdin.read(MAX_STDIN_BYTES + 1) if sys.stdin is not None else ""
-            answer = run_hook(event, stdin, limit=MAX_STDIN_BYTES)
+            answer, line = run_hook_reply(event, stdin, limit=MAX_STDIN_BYTES)
         except BaseException as exc:
             hook_outcomes.record(event or "?", "failed", error=exc)
-            answer = ""
+            answer, line = "", ""
+            if event == "session-start":  # an invalid recipient id is refused all the same
+                answer, line = refusal_without_database()
+        if line:
+            self.stderr.write(line)
         if answer:
             self.stdout.write(answer)
 

@@ -9,6 +9,7 @@ embedding model loads only when a call first needs one.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -84,11 +85,36 @@ class Command(MemeshCommand):
 
 
 async def serve_stdio(migrate: bool) -> None:
+    import secrets
+
+    from django.conf import settings
+
+    from api.mcp_presence import Presence
     from api.mcp_server import build_server
     from api.mcp_stdio import stdio_transport
     from graph.project import project_id
 
     gate = MigrationGate(migrate)
-    server = build_server(project=project_id(), ready=gate.wait, one_session=True)
-    async with stdio_transport() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    project = project_id()
+    recipient = settings.MEMESH_RECIPIENT or None
+    # The process is one agent session; while it serves, its registrations stay live
+    # (api/mcp_presence.py), and they end when it stops.
+    presence = Presence(project=project, session=f"mcp:{secrets.token_hex(12)}", declared=recipient)
+    server = build_server(
+        project=project,
+        ready=gate.wait,
+        one_session=True,
+        process_session=presence.session,
+        recipient=recipient,
+        on_request=presence.seen,
+    )
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(presence.keep_alive, gate.wait)
+            async with stdio_transport() as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            group.cancel_scope.cancel()
+    finally:
+        if presence.active:  # it may have registered: end its leases now
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await anyio.to_thread.run_sync(presence.end)
