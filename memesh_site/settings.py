@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "graph.apps.GraphConfig",
     "proposals.apps.ProposalsConfig",
     "api.apps.ApiConfig",
+    "dashboard.apps.DashboardConfig",
 ]
 
 MIDDLEWARE = [
