@@ -21,7 +21,7 @@ ERROR_SENTENCES: dict[str, str] = {
     "resource.not-found": "That memory (or item) does not exist, or no longer does.",
     "resource.name-in-other-project": "That name belongs to a memory of another project.",
     "payload.too-large": "What you sent is larger than the 1 MB limit.",
-    "operation.failed": "memesh refused the action; the details say why.",
+    "operation.failed": "The action was refused; the details say why.",
     "llm.not-configured": "This needs an LLM provider; add one under Settings first.",
     "trust.source-required": "Making this a fact needs the source it was observed in.",
     "trust.observe-required": "Trust can only be raised by observing the memory with a source.",
@@ -34,6 +34,13 @@ ERROR_SENTENCES: dict[str, str] = {
     "storage.full": "The disk holding the database is full; nothing was written.",
     "storage.io-error": "The disk holding the database failed to read or write.",
     "storage.cannot-open": "The database file cannot be opened.",
+    # The CLI's own (`memesh reindex`, `memesh setup`), for a page that runs the same service.
+    "reindex.refused": "A reindex cannot run now; the details say why.",
+    "reindex.retired-flag": "That reindex option was retired; the details name its successor.",
+    "setup.no-memesh-command": "No memesh command was found to write into the host's setup.",
+    "setup.invalid-config": "The host's configuration file is not valid, so it was left alone.",
+    "setup.config-changed": "The host's configuration changed while it was being edited.",
+    "setup.cannot-write": "The host's configuration file cannot be written.",
 }
 
 UNKNOWN_ERROR = "The action failed."

@@ -5,7 +5,7 @@ Nodes are grouped by type; the groups sit on a circle, largest first (ties by na
 group's nodes packed in a sunflower (Vogel) spiral around its centre: node k of a group at
 radius SPACING·√k and angle k·golden-angle. The same graph always gives the same picture,
 groups do not overlap (a group's circle is sized by its count), and a few thousand nodes take
-milliseconds. Positions are in a square viewBox of side `size`.
+milliseconds. Positions are in a square viewBox of side `size` (at least MIN_SIZE).
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from dataclasses import dataclass
 GOLDEN_ANGLE = math.pi * (3 - math.sqrt(5))
 SPACING = 9.0  # distance unit between neighbouring nodes of a group
 MARGIN = 30.0
+# A small graph is drawn at this side at least, so a handful of nodes is not blown up to fill
+# the page.
+MIN_SIZE = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +59,7 @@ def layout(nodes: Sequence[tuple[str, str]]) -> Layout:
     radii = [_group_radius(len(groups[t])) for t in order]
     # The ring of group centres: its circumference holds every group's diameter side by side.
     ring = sum(2 * r for r in radii) / (2 * math.pi) if len(order) > 1 else 0.0
-    size = 2 * (ring + max(radii, default=SPACING) + MARGIN)
+    size = max(MIN_SIZE, 2 * (ring + max(radii, default=SPACING) + MARGIN))
     centre = size / 2
     placed: dict[str, Placed] = {}
     labels: list[GroupLabel] = []

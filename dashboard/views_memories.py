@@ -89,7 +89,7 @@ def memories(request: HtmxHttpRequest) -> HttpResponse:
     except MemeshError as exc:
         refused(request, exc)
         results = {"mode": "error", "entities": []}
-    context = {"filters": filters, "results": results}
+    context: dict[str, Any] = {"filters": filters, "results": results}
     if request.htmx and request.htmx.target == "results":
         return render(request, "dashboard/_results.html", context)
     context.update(

@@ -12,8 +12,8 @@ from django.test import Client
 from django.urls import reverse
 
 from graph.models import Entity, Status
-from graph.ops.recall.access import flush_accesses
 from graph.ops.pin import PIN_KEY
+from graph.ops.recall.access import flush_accesses
 from proposals import config
 from proposals.demo import demo_entity_ids
 from tests.dreams import make_user, stage_digest
@@ -253,7 +253,9 @@ def test_settings_mask_keys_and_a_test_lists_the_live_models(reviewer_client: Cl
         assert "sk-test-abcdef123456" not in page
         assert "<code>***</code>" in page
         tested = reviewer_client.post(
-            reverse("dashboard:settings-test"), {"provider": "openai"}, headers={"HX-Request": "true"}
+            reverse("dashboard:settings-test"),
+            {"provider": "openai"},
+            headers={"HX-Request": "true"},
         )
         result = text_of(tested)
         assert "The key works." in result
@@ -291,7 +293,9 @@ def test_a_reindex_is_queued_and_its_progress_polled(
     task_id = queued["Location"].split("?task=")[1]
     page = text_of(reviewer_client.get(queued["Location"]))
     assert 'data-task-status="queued"' in page and 'hx-trigger="every 1s"' in page
-    poll = reviewer_client.get(reverse("dashboard:task", args=[task_id]), headers={"HX-Request": "true"})
+    poll = reviewer_client.get(
+        reverse("dashboard:task", args=[task_id]), headers={"HX-Request": "true"}
+    )
     assert 'data-task-status="queued"' in text_of(poll)
 
 
