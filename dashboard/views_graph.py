@@ -10,13 +10,13 @@ the edges among them, at most MAX_EDGES; the page says how many it left out.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from dashboard.graph_layout import layout
+from dashboard.graph_svg import SvgNode, edges_markup, nodes_markup
 from dashboard.pages import HtmxHttpRequest, dashboard_required, page
 from dashboard.selectors import memory_page_get
 from graph.errors import NotFound
@@ -41,31 +41,34 @@ def graph(request: HtmxHttpRequest) -> HttpResponse:
     placed = layout([(e.name, e.type) for e in shown])
     colours = {g.type: PALETTE[i % len(PALETTE)] for i, g in enumerate(placed.groups)}
     edges = [
-        (placed.nodes[r.from_], placed.nodes[r.to], r.type)
+        (placed.nodes[r.from_], placed.nodes[r.to])
         for r in view.relations
         if r.from_ in placed.nodes and r.to in placed.nodes
     ]
-    nodes: list[dict[str, Any]] = [
-        {
-            "name": e.name,
-            "label": e.title or e.name,
-            "type": e.type,
-            "x": placed.nodes[e.name].x,
-            "y": placed.nodes[e.name].y,
-            "colour": colours[e.type],
-            "evidence": counts.get(e.name, 0),
-            "archived": e.status == "archived",
-        }
+    nodes = (
+        SvgNode(
+            name=e.name,
+            label=e.title or e.name,
+            type=e.type,
+            x=placed.nodes[e.name].x,
+            y=placed.nodes[e.name].y,
+            colour=colours[e.type],
+            evidence=counts.get(e.name, 0),
+            archived=e.status == "archived",
+        )
         for e in shown
-    ]
+    )
+    # A memory's page is its name after this prefix (reverse() per node costs too much).
+    prefix = reverse("dashboard:memory", args=["x"])[:-1]
     context = {
         "layer": layer,
         "size": placed.size,
-        "nodes": nodes,
-        "edges": edges[:MAX_EDGES],
+        "nodes_svg": nodes_markup(nodes, page_prefix=prefix, panel_url=reverse("dashboard:node")),
+        "edges_svg": edges_markup((a.x, a.y, b.x, b.y) for a, b in edges[:MAX_EDGES]),
         "groups": [
             {"type": g.type, "count": g.count, "colour": colours[g.type]} for g in placed.groups
         ],
+        "drawn_nodes": len(shown),
         "total_nodes": len(view.entities),
         "total_edges": len(view.relations),
         "drawn_edges": min(len(edges), MAX_EDGES),

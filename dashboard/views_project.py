@@ -1,6 +1,7 @@
 """Project (/dashboard/project/): the work layer — decisions with their reasons, lessons,
-plans and the rest of WORK_TYPES — each with its evidence count and a drill-down to the
-evidence (GET /v1/graph?layer=work and /v1/graph/evidence, through their selectors).
+plans and the rest of WORK_TYPES, the SECTION_CAP most recently used of each section — each
+with its evidence count and a drill-down to the evidence (GET /v1/graph?layer=work and
+/v1/graph/evidence, through their selectors).
 
 The work layer is the whole graph's; a project chip (from GET /v1/projects) narrows it to the
 memories tagged `project:<id>`. The drill-down expands in place with htmx and is a plain page
@@ -18,6 +19,7 @@ from django.views.decorators.http import require_GET
 from dashboard.pages import HtmxHttpRequest, dashboard_required, page
 from graph.errors import NotFound
 from graph.ops.entity_types import LESSON_TYPES
+from graph.ops.entity_view import EntityOutput
 from graph.ops.graph_view import WORK_LAYER, graph_evidence_get, graph_get
 from graph.ops.projects import projects_list
 from graph.project_tags import PROJECT_TAG_PREFIX
@@ -30,32 +32,52 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Patterns", ("pattern", "technical_pattern")),
 )
 OTHER = "Other"
+# Items listed per section: a large graph has thousands of lessons, and a page of them all is
+# megabytes; the heading says how many more there are.
+SECTION_CAP = 50
 
 
-def _sections(entities: list[dict[str, Any]], counts: dict[str, int]) -> list[dict[str, Any]]:
-    by_section: dict[str, list[dict[str, Any]]] = {title: [] for title, _ in SECTIONS}
+def _sections(entities: list[EntityOutput], counts: dict[str, int]) -> list[dict[str, Any]]:
+    """The work items by section, each section's first SECTION_CAP (most recently used first,
+    the operation's order) dumped for the template; `more` counts the rest."""
+    by_section: dict[str, list[EntityOutput]] = {title: [] for title, _ in SECTIONS}
     by_section[OTHER] = []
     section_of = {t: title for title, types in SECTIONS for t in types}
     for entity in entities:
-        item = {**entity, "evidence_count": counts.get(entity["name"], 0)}
-        by_section[section_of.get(entity["type"], OTHER)].append(item)
-    return [{"title": title, "items": items} for title, items in by_section.items() if items]
+        by_section[section_of.get(entity.type, OTHER)].append(entity)
+    return [
+        {
+            "title": title,
+            "count": len(items),
+            "more": max(0, len(items) - SECTION_CAP),
+            "items": [
+                {
+                    **e.model_dump(mode="json", by_alias=True),
+                    "evidence_count": counts.get(e.name, 0),
+                }
+                for e in items[:SECTION_CAP]
+            ],
+        }
+        for title, items in by_section.items()
+        if items
+    ]
 
 
 @require_GET
 @dashboard_required
 def project(request: HtmxHttpRequest) -> HttpResponse:
     chosen = request.GET.get("project", "").strip()
-    work = graph_get(layer=WORK_LAYER).model_dump(mode="json", by_alias=True)
-    entities = [e for e in work["entities"] if e["status"] == "active"]
+    work = graph_get(layer=WORK_LAYER)
+    entities = [e for e in work.entities if e.status == "active"]
     if chosen:
         tag = f"{PROJECT_TAG_PREFIX}{chosen}"
-        entities = [e for e in entities if tag in e["tags"]]
+        entities = [e for e in entities if tag in e.tags]
     context = {
         "projects": projects_list().root,
         "chosen": chosen,
-        "sections": _sections(entities, work.get("evidenceCounts") or {}),
+        "sections": _sections(entities, work.evidenceCounts or {}),
         "total": len(entities),
+        "section_cap": SECTION_CAP,
     }
     return page(request, "dashboard/project.html", context, "dashboard:project")
 
