@@ -131,8 +131,19 @@ def test_with_javascript_every_page_works_and_passes_axe(server: Server, browser
     assert_accessible(page)
     screenshot(page, "3-search")
 
-    # The keyboard: "/" focuses the box, j moves to the first result.
+    # A filter narrows in place too: only the commit that mentions PostgreSQL.
+    page.get_by_label("Type").select_option("commit")
+    page.wait_for_function(
+        "[...document.querySelectorAll('#results .result .type')]"
+        ".every(t => t.textContent === 'commit')"
+    )
+    assert page.locator("#results .result").count() == 1
+    page.get_by_label("Type").select_option("")
+    page.locator("#results .result .type", has_text="decision").wait_for()
+
+    # The keyboard: j moves to the first result (leaving the box sends no second search).
     page.locator("h1").click()
+    page.wait_for_load_state("networkidle")
     page.keyboard.press("j")
     assert page.evaluate("document.activeElement.classList.contains('name')")
 

@@ -70,3 +70,15 @@ def test_a_huge_group_among_many_small_ones_is_laid_out_apart() -> None:
     assert len(placed.groups) == 61
     centres = {g.type: (g.x, g.y) for g in placed.groups}
     assert len(set(centres.values())) == 61
+
+
+def test_node_markup_escapes_names_and_labels() -> None:
+    from dashboard.graph_svg import SvgNode, nodes_markup
+
+    node = SvgNode(name='a"<b>&c', label="<script>", type="note", x=1.0, y=2.0,
+                   colour="#000", evidence=2, archived=True)  # fmt: skip
+    markup = nodes_markup([node], page_prefix="/m/", panel_url="/node")
+    assert "<script>" not in markup and 'a"<b>' not in markup
+    assert 'href="/m/a%22%3Cb%3E%26c"' in markup
+    assert "&lt;script&gt; (note, 2 evidence)" in markup
+    assert 'class="archived has-evidence"' in markup and 'class="badge">2</text>' in markup
