@@ -26,6 +26,7 @@ from graph.ops import registry
 from graph.ops.fields import NamespaceName
 from graph.ops.forget import ForgetInput, entity_forget
 from graph.ops.graph_view import graph_evidence_get
+from graph.ops.operation import validated
 from graph.ops.pin import PIN_KEY, entity_pin_set
 from graph.ops.projects import projects_list
 from graph.ops.stats import stats_get
@@ -147,12 +148,10 @@ def forget(request: HtmxHttpRequest, name: str) -> HttpResponse:
         return page(request, "dashboard/forget.html", _memory(name), "dashboard:memories")
     reason = request.POST.get("reason", "").strip() or None
     try:
-        result = entity_forget(data=ForgetInput.model_validate({"name": name, "reason": reason}))
-    except MemeshError as exc:
+        data = validated(ForgetInput, {"name": name, "reason": reason})
+        result = entity_forget(data=data)
+    except MemeshError as exc:  # a reason too long, or the memory gone meanwhile
         refused(request, exc)
-        return HttpResponseRedirect(reverse("dashboard:memory", args=[name]))
-    except ValueError as exc:  # the input model's own refusal (a reason too long)
-        messages.error(request, str(exc))
         return HttpResponseRedirect(reverse("dashboard:forget", args=[name]))
     messages.success(request, f"{result.name} was forgotten (archived; nothing is deleted).")
     return HttpResponseRedirect(reverse("dashboard:memory", args=[name]))

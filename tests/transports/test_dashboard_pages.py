@@ -303,3 +303,12 @@ def test_stage_digest_proposals_are_counted_on_home(reviewer_client: Client) -> 
     stage_digest("alpha", 2)
     page = text_of(reviewer_client.get(reverse("dashboard:home")))
     assert "1 waiting for review" in page
+
+
+def test_a_forget_the_service_refuses_is_told_as_a_sentence(reviewer_client: Client) -> None:
+    remember("old-host", "staging runs on box-3")
+    url = reverse("dashboard:forget", args=["old-host"])
+    landed = reviewer_client.post(url, {"reason": "x" * 5000})
+    assert landed["Location"] == url
+    assert "Something in the form is not valid" in messages_of(reviewer_client, url)
+    assert stored("old-host").status == Status.ACTIVE  # nothing stored on a refused write
