@@ -5,9 +5,11 @@ permission), each page showing what its operation returns, the htmx partials, an
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
@@ -23,6 +25,13 @@ from tests.helpers import remember, remember_commit, stored
 pytestmark = pytest.mark.django_db
 
 PAGES = ["home", "memories", "project", "graph", "settings"]
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A config.json of each test's own: the settings tests write one."""
+    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
+    return tmp_path
 
 
 @pytest.fixture
