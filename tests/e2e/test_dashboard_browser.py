@@ -87,9 +87,11 @@ def assert_accessible(page: Page) -> None:
     assert blocking == [], f"{page.url}: {blocking}"
 
 
-def log_in(page: Page, base: str) -> None:
+def log_in(page: Page, base: str, *, check: bool = False) -> None:
     page.goto(f"{base}/dashboard/")
     assert "/accounts/login/" in page.url  # the review site's login guards the dashboard
+    if check:
+        assert_accessible(page)
     page.get_by_label("User name").fill(USERNAME)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
@@ -104,7 +106,7 @@ def test_with_javascript_every_page_works_and_passes_axe(server: Server, browser
     base = server.base
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    log_in(page, base)
+    log_in(page, base, check=True)
 
     # An empty graph: the onboarding banner, then the demo tour.
     assert "Nothing remembered yet" in page.inner_text("main")
@@ -171,6 +173,13 @@ def test_with_javascript_every_page_works_and_passes_axe(server: Server, browser
     page.locator(".work-item .evidence").first.wait_for()
     assert_accessible(page)
     screenshot(page, "5-project")
+
+    # The drill-down's and a node's own pages (where links lead without JavaScript).
+    node = "demo-decision-postgres"
+    for path in (f"project/evidence?node={node}", f"graph/node?name={node}"):
+        page.goto(f"{base}/dashboard/{path}")
+        assert "feat(db): initial schema" in page.inner_text("main")  # its evidence
+        assert_accessible(page)
 
     # The graph: a node opens in the side panel.
     page.goto(f"{base}/dashboard/graph/?layer=work")
