@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "proposals.apps.ProposalsConfig",
     "agents.apps.AgentsConfig",
     "api.apps.ApiConfig",
+    "dashboard.apps.DashboardConfig",
 ]
 
 MIDDLEWARE = [

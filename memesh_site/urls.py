@@ -13,6 +13,8 @@ urlpatterns = [
     # The review UI for people (docs/review.md): Django admin and the HTMX review page.
     path("admin/", admin.site.urls),
     path("review/", include("proposals.urls")),
+    # The dashboard (docs/dashboard.md): the same login as the review page.
+    path("dashboard/", include("dashboard.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # Their CSS and htmx, read from the installed apps: `memesh serve` has no web server in

@@ -104,7 +104,7 @@ def test_the_remote_listener_prints_its_token_and_keeps_it_in_a_0600_file(remote
     assert token_file.read_text().strip() == remote.token
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     assert remote.output.count(remote.token) == 1  # printed once, at startup, nowhere else
-    for url in ("/v1 ", "/v1/docs", "/review/", "/admin/", "/mcp"):
+    for url in ("/v1 ", "/v1/docs", "/dashboard/", "/review/", "/admin/", "/mcp"):
         assert re.search(rf"http://0\.0\.0\.0:\d+{url}", remote.output), url
 
 

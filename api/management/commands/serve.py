@@ -28,6 +28,7 @@ from memesh_site.remote_auth import is_loopback
 API_PATH = "/v1"
 DOCS_PATH = "/v1/docs"
 REVIEW_PATH = "/review/"
+DASHBOARD_PATH = "/dashboard/"
 ADMIN_PATH = "/admin/"
 MCP_PATH = "/mcp"
 WORKERS_ENV = "MEMESH_HTTP_WORKERS"
@@ -186,6 +187,7 @@ class Command(MemeshCommand):
         lines = [
             f"memesh {settings.VERSION} serving {base}{API_PATH} (db: {db})",
             f"API docs: {base}{DOCS_PATH}",
+            f"Dashboard: {base}{DASHBOARD_PATH} (log in with a reviewer account)",
             f"Review dream proposals: {base}{REVIEW_PATH} (admin: {base}{ADMIN_PATH})",
             f"MCP (streamable HTTP): {base}{MCP_PATH}",
             f"{workers} server process{'es' if workers > 1 else ''}",

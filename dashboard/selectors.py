@@ -1,0 +1,39 @@
+"""What the memory page reads beyond recall's view of one entity: the versions a `replace`
+kept and the trust history, which every read leaves out of `metadata` (graph/ops/entity_view.py)
+but export and memory_list carry. Read through the graph's own manager methods, one snapshot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from graph.errors import NotFound
+from graph.models import Entity
+from graph.ops.entity_view import EntityOutput, entity_outputs
+from graph.ops.trust.rules import HISTORY_KEY
+from graph.storage.cursor import read_snapshot
+
+REPLACED_KEY = "replaced_history"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    output: EntityOutput
+    replaced_history: list[dict[str, Any]]  # oldest first: {at, observations, ...}
+    trust_history: list[dict[str, Any]]  # oldest first: {at, action, ...}
+
+
+def memory_page_get(name: str) -> MemoryPage:
+    """One memory by name, archived or not (NotFound when no entity has that name)."""
+    objects = Entity.objects
+    with read_snapshot():
+        entity_id = objects.id_for_name(name)
+        if entity_id is None:
+            raise NotFound(f'No entity named "{name}"', field="name")
+        [doc] = objects.documents([entity_id])
+    [output] = entity_outputs([doc])
+    return MemoryPage(
+        output=output,
+        replaced_history=list(doc.metadata.get(REPLACED_KEY) or []),
+        trust_history=list(doc.metadata.get(HISTORY_KEY) or []),
+    )

@@ -1,0 +1,99 @@
+"""Graph (/dashboard/graph/): the two-layer graph drawn as server-rendered SVG — the full graph
+(GET /v1/graph) or the work layer with its evidence badges (?layer=work) — laid out by
+dashboard/graph_layout.py. No JavaScript library: every node is a link to its memory's page;
+with htmx a click opens the node in the side panel instead, and on the work layer the panel
+holds the drill-down to the node's evidence.
+
+At most MAX_NODES nodes are drawn, the most recently used first (the operation's order), and
+the edges among them, at most MAX_EDGES; the page says how many it left out.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from dashboard.graph_layout import layout
+from dashboard.graph_svg import SvgNode, edges_markup, nodes_markup
+from dashboard.pages import HtmxHttpRequest, dashboard_required, page
+from dashboard.selectors import memory_page_get
+from graph.errors import NotFound
+from graph.ops.graph_view import WORK_LAYER, graph_evidence_get, graph_get
+
+MAX_NODES = 3000
+MAX_EDGES = 6000
+LAYERS = ("full", WORK_LAYER)
+# Node colours by the groups a reader tells apart; the legend lists them.
+PALETTE = ("#0969da", "#1a7f37", "#9a6700", "#8250df", "#cf222e", "#bc4c00", "#1b7c83", "#6e7781")
+
+
+@require_GET
+@dashboard_required
+def graph(request: HtmxHttpRequest) -> HttpResponse:
+    layer = request.GET.get("layer", "full")
+    if layer not in LAYERS:
+        layer = "full"
+    view = graph_get(layer=WORK_LAYER if layer == WORK_LAYER else None)
+    counts = view.evidenceCounts or {}
+    shown = view.entities[:MAX_NODES]
+    placed = layout([(e.name, e.type) for e in shown])
+    colours = {g.type: PALETTE[i % len(PALETTE)] for i, g in enumerate(placed.groups)}
+    edges = [
+        (placed.nodes[r.from_], placed.nodes[r.to])
+        for r in view.relations
+        if r.from_ in placed.nodes and r.to in placed.nodes
+    ]
+    nodes = (
+        SvgNode(
+            name=e.name,
+            label=e.title or e.name,
+            type=e.type,
+            x=placed.nodes[e.name].x,
+            y=placed.nodes[e.name].y,
+            colour=colours[e.type],
+            evidence=counts.get(e.name, 0),
+            archived=e.status == "archived",
+        )
+        for e in shown
+    )
+    # A memory's page is its name after this prefix (reverse() per node costs too much).
+    prefix = reverse("dashboard:memory", args=["x"])[:-1]
+    context = {
+        "layer": layer,
+        "size": placed.size,
+        "nodes_svg": nodes_markup(nodes, page_prefix=prefix, panel_url=reverse("dashboard:node")),
+        "edges_svg": edges_markup((a.x, a.y, b.x, b.y) for a, b in edges[:MAX_EDGES]),
+        "groups": [
+            {"type": g.type, "count": g.count, "colour": colours[g.type]} for g in placed.groups
+        ],
+        "drawn_nodes": len(shown),
+        "total_nodes": len(view.entities),
+        "total_edges": len(view.relations),
+        "drawn_edges": min(len(edges), MAX_EDGES),
+        "nodes_cut": len(view.entities) > MAX_NODES,
+        "edges_cut": len(edges) > MAX_EDGES,
+        "max_nodes": MAX_NODES,
+    }
+    return page(request, "dashboard/graph.html", context, "dashboard:graph")
+
+
+@require_GET
+@dashboard_required
+def node(request: HtmxHttpRequest) -> HttpResponse:
+    """The side panel: one node and, on the work layer, its evidence."""
+    name = request.GET.get("name", "").strip()
+    try:
+        found = memory_page_get(name)
+        evidence = graph_evidence_get(node=name)
+    except NotFound:
+        raise Http404("No such memory") from None
+    context = {
+        "memory": found.output.model_dump(mode="json", by_alias=True),
+        "evidence": evidence.model_dump(mode="json", by_alias=True),
+        "node": name,
+    }
+    if request.htmx:
+        return render(request, "dashboard/_node.html", context)
+    return page(request, "dashboard/node.html", context, "dashboard:graph")
