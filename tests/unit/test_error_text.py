@@ -21,7 +21,7 @@ from dashboard.error_text import (
 from graph.errors import MemeshError
 from tests.processes import ROOT
 
-SERVER_CODE = ("api", "graph", "memesh_site", "proposals")
+SERVER_CODE = ("agents", "api", "dashboard", "graph", "memesh_site", "proposals")
 CODE = r'"([a-z]+\.[a-z][a-z-]*)"'
 MADE_HERE = (
     re.compile(r"\b[1-5][0-9][0-9],\s*" + CODE),  # Failure(404, "route.not-found", ...)
