@@ -34,22 +34,11 @@ from graph.ops.operation import CallContext, Operation, ToolHints, validated
 from graph.ops.remember.schema import RememberInput, RememberOutput
 from graph.ops.remember.service import RELATION_SUPERSEDES, entity_remember
 from graph.ops.trust.fields import (
-    CONFIDENCE_HELP,
-    INVALIDATION_CONDITION_HELP,
-    INVALIDATION_TAG_HELP,
-    KIND_HELP,
-    SOURCE_HELP,
-    TTL_HOURS_HELP,
-    ConditionText,
-    ConfidenceValue,
-    InvalidationTag,
-    KindName,
-    SourceText,
-    TtlHours,
+    ProvenanceInput,
 )
 
 
-class SupersedeInput(MemoryRef):
+class SupersedeInput(ProvenanceInput, MemoryRef):
     new_name: Name | None = Field(
         default=None,
         description=(
@@ -73,16 +62,6 @@ class SupersedeInput(MemoryRef):
         default=None,
         description="For a decision: its reason and what would make it stop holding.",
     )
-    source: SourceText | None = Field(default=None, description=SOURCE_HELP)
-    confidence: ConfidenceValue | None = Field(default=None, description=CONFIDENCE_HELP)
-    invalidation_tag: InvalidationTag | None = Field(
-        default=None, description=INVALIDATION_TAG_HELP
-    )
-    invalidation_condition: ConditionText | None = Field(
-        default=None, description=INVALIDATION_CONDITION_HELP
-    )
-    kind: KindName | None = Field(default=None, description=KIND_HELP)
-    ttl_hours: TtlHours | None = Field(default=None, description=TTL_HOURS_HELP)
 
 
 class SupersededMemory(Output):
@@ -144,17 +123,7 @@ def memory_supersede(
         "relations": [{"to": old.name, "type": RELATION_SUPERSEDES}],
         "why": data.why,
         "parent_id": old.pk,
-        **{
-            key: getattr(data, key)
-            for key in (
-                "source",
-                "confidence",
-                "invalidation_tag",
-                "invalidation_condition",
-                "kind",
-                "ttl_hours",
-            )
-        },
+        **{key: getattr(data, key) for key in ProvenanceInput.model_fields},
     }
     # Checked as remember checks its input; no `project` is passed to the service, so the
     # new memory is filed only by the tags it carries.

@@ -17,21 +17,12 @@ from pydantic import Field
 
 from graph.ops.fields import MAX_QUERY_CHARS, ObservationText, Output, StrictInput
 from graph.ops.trust.fields import (
-    CONFIDENCE_HELP,
-    INVALIDATION_CONDITION_HELP,
-    INVALIDATION_TAG_HELP,
-    KIND_HELP,
     PARENT_ID_HELP,
-    SOURCE_HELP,
-    TTL_HOURS_HELP,
-    ConditionText,
     ConfidenceValue,
-    InvalidationTag,
-    KindName,
     MemoryId,
+    ProvenanceInput,
     ReasonText,
     SourceText,
-    TtlHours,
 )
 from graph.ops.trust.view import trust_output
 from graph.project_tags import MAX_PROJECT_CHARS, is_project_tag, project_of
@@ -46,20 +37,7 @@ MAX_PEER_LIST = 100
 DEFAULT_PEER_LIST = 20
 
 
-class _Provenance(StrictInput):
-    source: SourceText | None = Field(default=None, description=SOURCE_HELP)
-    confidence: ConfidenceValue | None = Field(default=None, description=CONFIDENCE_HELP)
-    invalidation_tag: InvalidationTag | None = Field(
-        default=None, description=INVALIDATION_TAG_HELP
-    )
-    invalidation_condition: ConditionText | None = Field(
-        default=None, description=INVALIDATION_CONDITION_HELP
-    )
-    kind: KindName | None = Field(default=None, description=KIND_HELP)
-    ttl_hours: TtlHours | None = Field(default=None, description=TTL_HOURS_HELP)
-
-
-class PeerRememberInput(_Provenance):
+class PeerRememberInput(ProvenanceInput):
     content: ObservationText = Field(description="The memory text: a self-contained statement.")
     namespace: Namespace | None = Field(default=None, description=NAMESPACE_HELP)
     parent_id: MemoryId | None = Field(default=None, description=PARENT_ID_HELP)
@@ -96,7 +74,7 @@ class PeerListInput(StrictInput):
     )
 
 
-class PeerSupersedeInput(_Provenance):
+class PeerSupersedeInput(ProvenanceInput):
     id: MemoryId = Field(description="The memory the new one replaces.")
     content: ObservationText = Field(description="The new memory's text.")
     namespace: Namespace | None = Field(

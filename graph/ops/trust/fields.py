@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from graph.ops.fields import stripped_not_blank
+from graph.ops.fields import StrictInput, stripped_not_blank
 
 INVALIDATION_TAGS = ("temporal", "paradigm", "architectural", "observational")
 InvalidationTag = Literal["temporal", "paradigm", "architectural", "observational"]
@@ -72,3 +72,19 @@ TTL_HOURS_HELP = (
     "`include_expired`. On an existing memory it restarts the clock from now."
 )
 INCLUDE_EXPIRED_HELP = "Also return memories whose `ttl_hours` has run out."
+
+
+class ProvenanceInput(StrictInput):
+    """The provenance fields of a write that creates a memory (supersede, the peer's remember
+    and supersede): one declaration, so their names, limits and descriptions stay the same."""
+
+    source: SourceText | None = Field(default=None, description=SOURCE_HELP)
+    confidence: ConfidenceValue | None = Field(default=None, description=CONFIDENCE_HELP)
+    invalidation_tag: InvalidationTag | None = Field(
+        default=None, description=INVALIDATION_TAG_HELP
+    )
+    invalidation_condition: ConditionText | None = Field(
+        default=None, description=INVALIDATION_CONDITION_HELP
+    )
+    kind: KindName | None = Field(default=None, description=KIND_HELP)
+    ttl_hours: TtlHours | None = Field(default=None, description=TTL_HOURS_HELP)
