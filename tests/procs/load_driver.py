@@ -197,7 +197,11 @@ async def cli_loop(home: Path, tmp: Path, actor: Actor, journal: Journal, plan: 
             memesh("reindex", "--json"), cwd=ROOT, env=load_env(home), check=False
         )
         if done.returncode != 0:
-            journal.problems.append(f"reindex exit {done.returncode}: {done.stderr.decode()}")
+            # Its --json result (why it is incomplete: failed, missing, errors) is on stdout.
+            journal.problems.append(
+                f"reindex exit {done.returncode}: {done.stderr.decode()}"
+                f"{done.stdout.decode()[-2000:]}"
+            )
         journal.count("cli", "reindex", 0.0)
     await drive("cli", actor, journal, plan.cli_calls - half, lambda c: via_cli(home, tmp, c))
 
