@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
-from pydantic import Field
+from pydantic import Field, SkipValidation
+from typing_extensions import NotRequired, TypedDict
 
 from graph.models import Entity, Status
 from graph.ops.fields import (
@@ -72,16 +73,24 @@ class ExportInput(StrictInput):
     include_expired: bool = Field(default=False, description=INCLUDE_EXPIRED_HELP)
 
 
-class BundleRelation(Output):
-    from_: str = Field(alias="from", description="Source entity name.")
-    to: str = Field(description="Target entity name.")
-    type: str = Field(description="Relation type.")
+# The bundle's entries are TypedDicts, not models: bundle_entities builds each one from the
+# storage read in exactly this shape, and pydantic serialises 10,000 dicts against a TypedDict
+# schema in ~80 ms, where validating them into models first cost ~180 ms more (a third of a
+# 10k export). The shapes still give OpenAPI and the MCP tools their schema.
+BundleRelation = TypedDict(
+    "BundleRelation",
+    {
+        "from": Annotated[str, Field(description="Source entity name.")],
+        "to": Annotated[str, Field(description="Target entity name.")],
+        "type": Annotated[str, Field(description="Relation type.")],
+    },
+)
 
 
 REPLACED_HISTORY = "replaced_history"
 
 
-class BundleTrust(Output):
+class BundleTrust(TypedDict):
     """A memory's provenance in a bundle: what an import needs to keep its trust honest."""
 
     status: TrustName
@@ -91,37 +100,46 @@ class BundleTrust(Output):
     invalidation_condition: str | None
     kind: KindName
     hop_count: int
-    last_observed_at: str | None = Field(description="ISO 8601 (UTC), null: never observed.")
-    expires_at: str | None = Field(description="ISO 8601 (UTC), null: permanent.")
+    last_observed_at: Annotated[
+        str | None, Field(description="ISO 8601 (UTC), null: never observed.")
+    ]
+    expires_at: Annotated[str | None, Field(description="ISO 8601 (UTC), null: permanent.")]
 
 
-class BundleEntity(Output):
+class BundleEntity(TypedDict):
     name: str
-    title: str | None = Field(description="Human-readable label, null when none.")
+    title: Annotated[str | None, Field(description="Human-readable label, null when none.")]
     type: str
     namespace: NamespaceName
     observations: list[str]
     tags: list[str]
-    relations: list[BundleRelation] = Field(description="Outgoing relations.")
-    replaced_history: list[dict[str, Any]] | None = Field(
-        default=None,
-        exclude_if=lambda v: v is None,
-        description="Earlier versions of the observations ({at, observations, ...}), when the "
-        "memory was rewritten by `replace` or an import overwrite.",
-    )
-    trust: BundleTrust | None = Field(
-        default=None,
-        exclude_if=lambda v: v is None,
-        description="Provenance and trust (docs/trust.md); an import treats a memory without "
-        "a `source` as a hypothesis.",
-    )
+    relations: Annotated[list[BundleRelation], Field(description="Outgoing relations.")]
+    replaced_history: NotRequired[
+        Annotated[
+            list[dict[str, Any]],
+            Field(
+                description="Earlier versions of the observations ({at, observations, ...}), "
+                "when the memory was rewritten by `replace` or an import overwrite."
+            ),
+        ]
+    ]
+    trust: NotRequired[
+        Annotated[
+            BundleTrust,
+            Field(
+                description="Provenance and trust (docs/trust.md); an import treats a memory "
+                "without a `source` as a hypothesis."
+            ),
+        ]
+    ]
 
 
 class ExportOutput(Output):
     version: str = Field(description=f"Bundle format version ({BUNDLE_VERSION}).")
     exported_at: str = Field(description="ISO 8601 time of the export (UTC).")
     entity_count: int
-    entities: list[BundleEntity]
+    # Not validated again: bundle_entities builds every entry in this shape (see above).
+    entities: SkipValidation[list[BundleEntity]]
     scope: ScopeOutput = Field(
         description="Which memories were exported: the bound project's, with no project, "
         "global ones, or every project's. Import ignores it."
@@ -162,7 +180,7 @@ def bundle_count(
     return count if limit is None else min(count, limit)
 
 
-def _trust_entry(doc: EntityDocument) -> dict[str, Any]:
+def _trust_entry(doc: EntityDocument) -> BundleTrust:
     return {
         "status": doc.trust,
         "source": doc.source,
@@ -184,7 +202,7 @@ def bundle_entities(
     scope: ReadScope = UNBOUND,
     include_expired: bool = False,
     now: datetime | None = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[BundleEntity]:
     """Bundle entries of the active entities, oldest first, EXPORT_CHUNK at a time (without
     the expired ones unless `include_expired`; `now` is when expiry is judged).
 
@@ -252,6 +270,6 @@ def bundle_export(
         version=BUNDLE_VERSION,
         exported_at=exported_at(now),
         entity_count=len(entries),
-        entities=[BundleEntity.model_validate(e) for e in entries],
+        entities=entries,
         scope=scope.output(),
     )

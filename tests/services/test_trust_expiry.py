@@ -35,7 +35,7 @@ def recalled(query: str | None = None, *, at: datetime, **fields: Any) -> list[s
 
 def exported(*, at: datetime, **fields: Any) -> list[str]:
     bundle = bundle_export(data=ExportInput.model_validate(fields), now=at)
-    return [e.name for e in bundle.entities]
+    return [e["name"] for e in bundle.entities]
 
 
 def listed(*, at: datetime, **fields: Any) -> list[str]:
