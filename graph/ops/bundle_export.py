@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from pydantic import Field, SkipValidation
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from graph.models import Entity, Status
 from graph.ops.fields import (
