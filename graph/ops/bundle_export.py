@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, cast
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
@@ -182,12 +182,12 @@ def bundle_count(
 
 def _trust_entry(doc: EntityDocument) -> BundleTrust:
     return {
-        "status": doc.trust,
+        "status": cast(TrustName, doc.trust),
         "source": doc.source,
         "confidence": doc.confidence,
         "invalidation_tag": doc.invalidation_tag or None,
         "invalidation_condition": doc.invalidation_condition or None,
-        "kind": doc.kind,
+        "kind": cast(KindName, doc.kind),
         "hop_count": doc.hop_count,
         "last_observed_at": doc.last_observed_at,
         "expires_at": doc.expires_at,
@@ -222,24 +222,23 @@ def bundle_entities(
         if not ids:
             return
         for doc in Entity.objects.documents(ids):
-            yield {
+            entry: BundleEntity = {
                 "name": doc.name,
                 "title": doc.title,
                 "type": doc.type,
-                "namespace": doc.namespace,
+                # Stored by the models' choices (graph/models.py), so within these literals.
+                "namespace": cast(NamespaceName, doc.namespace),
                 "observations": doc.observations,
                 "tags": doc.tags,
                 "relations": [
                     {"from": frm, "to": to, "type": rel_type}
                     for frm, _, to, rel_type in doc.relations
                 ],
-                **(
-                    {REPLACED_HISTORY: doc.metadata[REPLACED_HISTORY]}
-                    if doc.metadata.get(REPLACED_HISTORY)
-                    else {}
-                ),
-                "trust": _trust_entry(doc),
             }
+            if doc.metadata.get(REPLACED_HISTORY):
+                entry["replaced_history"] = doc.metadata[REPLACED_HISTORY]
+            entry["trust"] = _trust_entry(doc)
+            yield entry
         last = ids[-1]
         if remaining is not None:
             remaining -= len(ids)
