@@ -17,9 +17,11 @@ runs in process on the same input.
 This module runs before Django is imported, so it uses the standard library only.
 
 Which server: `memesh serve` records itself in RUNTIME_FILENAME (memesh_site/serve_record.py:
-mode 0600, in MEMESH_HOME, mode 0700) as it starts and removes it as it stops. A command is
-forwarded only when every one of these holds, and otherwise runs in this process as before —
-the result is the same either way:
+mode 0600, in MEMESH_HOME, mode 0700) as it starts and removes it as it stops. Without one, a
+`memesh mcp` process an agent host keeps running for its session takes the commands
+(api/cli_host.py: records in HOSTS_DIRNAME, the newest first). A command is forwarded only
+when every one of these holds, and otherwise runs in this process as before — the result is
+the same either way:
 - the file names a live process and a loopback listener;
 - the server uses this process's database file and this installation of memesh;
 - this process's MEMESH_* environment equals the one the server was started with (a
@@ -41,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 RUNTIME_FILENAME = "serve.json"
+# Where `memesh mcp` processes record themselves when they take commands too (api/cli_host.py).
+HOSTS_DIRNAME = "cli-hosts"
 CLI_PATH = "/_cli"
 TOKEN_HEADER = "X-Memesh-CLI-Token"
 LOCAL_ENV = "MEMESH_CLI_LOCAL"
@@ -148,27 +152,52 @@ def _loopback_address(host: object) -> str | None:
 
 
 def _server_for(env: Mapping[str, str]) -> dict[str, Any] | None:
-    """The running server that may run a command of this process, or None."""
+    """The running process that may run a command of this process, or None: the home's
+    `memesh serve`, else the newest `memesh mcp` that takes commands (api/cli_host.py)."""
+    home = home_dir(env)
     try:
-        record = json.loads((home_dir(env) / RUNTIME_FILENAME).read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(record, dict) or not _alive(record.get("pid")):
-        return None
-    try:
-        same_database = record.get("database") == str(database_path(env).resolve())
+        database = str(database_path(env).resolve())
     except OSError:
         return None
-    if not (
-        same_database
-        and record.get("environment") == environment_fingerprint(env)
+    candidates = [home / RUNTIME_FILENAME]
+    try:
+        hosts = [p for p in (home / HOSTS_DIRNAME).iterdir() if p.suffix == ".json"]
+    except OSError:
+        hosts = []
+    candidates += sorted(hosts, key=_modified, reverse=True)
+    fingerprint = environment_fingerprint(env)
+    for path in candidates:
+        record = _record_at(path)
+        if record is not None and _answers_for(record, database, fingerprint):
+            return record
+    return None
+
+
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _record_at(path: Path) -> dict[str, Any] | None:
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and _alive(record.get("pid")) else None
+
+
+def _answers_for(record: dict[str, Any], database: str, fingerprint: str) -> bool:
+    """Whether the recorded process uses this database, this environment and this memesh."""
+    return (
+        record.get("database") == database
+        and record.get("environment") == fingerprint
         and record.get("package") == _package_dir()
         and isinstance(record.get("port"), int)
         and isinstance(record.get("token"), str)
         and _loopback_address(record.get("host")) is not None
-    ):
-        return None
-    return record
+    )
 
 
 def forwardable(args: list[str]) -> bool:

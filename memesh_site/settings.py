@@ -237,6 +237,9 @@ MEMESH_AUTO_CAPTURE = envbool_or_none("MEMESH_AUTO_CAPTURE")
 # messages for. Checked where it is used, never here: an invalid id is refused with a
 # message, not a settings failure.
 MEMESH_RECIPIENT = envstr("MEMESH_RECIPIENT", "")
+# A `memesh mcp` process also runs the short CLI commands and hooks of its home while no
+# `memesh serve` does (api/cli_host.py): a session's hooks then skip Django's start-up.
+MEMESH_MCP_RUNS_CLI = envbool("MEMESH_MCP_RUNS_CLI", True)
 
 # `memesh createreviewer`'s password when --password is not given.
 MEMESH_REVIEWER_PASSWORD = envsecret("MEMESH_REVIEWER_PASSWORD")

@@ -89,6 +89,7 @@ async def serve_stdio(migrate: bool) -> None:
 
     from django.conf import settings
 
+    from api.cli_host import CliHost
     from api.mcp_presence import Presence
     from api.mcp_server import build_server
     from api.mcp_stdio import stdio_transport
@@ -108,6 +109,9 @@ async def serve_stdio(migrate: bool) -> None:
         recipient=recipient,
         on_request=presence.seen,
     )
+    host = CliHost()
+    if settings.MEMESH_MCP_RUNS_CLI:
+        host.start()
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(presence.keep_alive, gate.wait)
@@ -115,6 +119,7 @@ async def serve_stdio(migrate: bool) -> None:
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()
     finally:
+        host.stop()
         if presence.active:  # it may have registered: end its leases now
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await anyio.to_thread.run_sync(presence.end)
