@@ -27,9 +27,12 @@ class SvgNode:
 def nodes_markup(nodes: Iterable[SvgNode], *, page_prefix: str, panel_url: str) -> SafeString:
     """One `<a>` per node: its memory's page as the link, the side panel as htmx's target."""
     parts = []
+    # quote(safe="") leaves only letters, digits, `_.-~` and `%`: nothing HTML escapes, so
+    # the escaped prefixes take it as it is.
+    page_at, panel_at = escape(page_prefix), escape(f"{panel_url}?name=")
     for n in nodes:
-        href = escape(page_prefix + quote(n.name, safe=""))
-        panel = escape(f"{panel_url}?name={quote(n.name, safe='')}")
+        quoted = quote(n.name, safe="")
+        href, panel = page_at + quoted, panel_at + quoted
         label = escape(f"{n.label} ({n.type}{f', {n.evidence} evidence' if n.evidence else ''})")
         classes = " ".join(
             c for c in ("archived" if n.archived else "", "has-evidence" if n.evidence else "") if c

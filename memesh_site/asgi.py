@@ -25,6 +25,7 @@ from typing import Any
 
 from memesh_site import cli_forward, json_limits, lifecycle, mcp_http, rate_limit, remote_auth
 from memesh_site.env import envint
+from memesh_site.heap import freeze_startup_heap
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
 
@@ -238,3 +239,5 @@ async def _send_json(send: Send, status: int, body: str) -> None:
 remote_auth.configure_from_environment()
 lifecycle.watch_serve_parent()
 application = MemeshApplication(django_application)
+# Last: everything start-up built is in place (memesh_site/heap.py says why).
+freeze_startup_heap()
