@@ -64,16 +64,17 @@ def _drawing(layer: str, prefix: str, panel_url: str) -> dict[str, Any]:
         for r in view.relations
         if r.from_ in placed.nodes and r.to in placed.nodes
     ]
+    at = placed.nodes
     nodes = (
         SvgNode(
-            name=e.name,
-            label=e.title or e.name,
-            type=e.type,
-            x=placed.nodes[e.name].x,
-            y=placed.nodes[e.name].y,
-            colour=colours[e.type],
-            evidence=counts.get(e.name, 0),
-            archived=e.status == "archived",
+            e.name,
+            e.title or e.name,
+            e.type,
+            at[e.name].x,
+            at[e.name].y,
+            colours[e.type],
+            counts.get(e.name, 0),
+            e.status == "archived",
         )
         for e in shown
     )

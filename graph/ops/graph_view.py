@@ -4,7 +4,7 @@ counted as an access.
 
 The two whole-graph views hold every entity of a view, so each is a light node (GraphNode:
 what a graph view draws and filters by — name, title, type, status, trust status, tags,
-project, times, how many observations), written as JSON by SQLite
+times, how many observations), written as JSON by SQLite
 (graph/storage/graph_reads.py) and sent as it comes (the operation's json_handler); Python
 readers parse that same text (graph_get). The content is the drill-down's and the memory's
 own page's: the evidence of one node comes in recall's shape (graph/ops/entity_view.py).
@@ -73,9 +73,8 @@ class GraphNode(Output):
     )
     created_at: str = Field(description="ISO 8601 time of creation (UTC).")
     updated_at: str = Field(description="ISO 8601 time of the last write (UTC).")
-    tags: list[str] = Field(description="In the order they were added.")
-    project: str | None = Field(
-        description="The id of its first `project:<id>` tag; null when it has none."
+    tags: list[str] = Field(
+        description="In the order they were added; `project:<id>` files it under a project."
     )
     observation_count: int = Field(
         description="How many observations it holds (their text: GET /v1/entities/<name>)."

@@ -95,12 +95,11 @@ def test_a_node_holds_what_a_graph_view_draws_and_filters_by() -> None:
         "created_at": entity.created_at,
         "updated_at": entity.updated_at,
         "tags": ["topic:db", "project:x", "project:y"],  # in the order added
-        "project": "x",  # the first project tag's
         "observation_count": 2,
     }
     assert list(node) == list(GraphNode.model_fields)
     [untagged] = [e for e in json.loads(graph_json())["entities"] if e["name"] == "n"]
-    assert (untagged["tags"], untagged["project"]) == ([], None)
+    assert untagged["tags"] == []
 
 
 @pytest.mark.parametrize("layer", [None, "work"])
