@@ -201,6 +201,8 @@ class MemeshApplication:
         started = False
         try:
             async with self.running():
+                # Everything start-up builds is in place (memesh_site/heap.py says why).
+                freeze_startup_heap()
                 await send({"type": "lifespan.startup.complete"})
                 _warm_up_in_background()
                 started = True
@@ -239,5 +241,3 @@ async def _send_json(send: Send, status: int, body: str) -> None:
 remote_auth.configure_from_environment()
 lifecycle.watch_serve_parent()
 application = MemeshApplication(django_application)
-# Last: everything start-up built is in place (memesh_site/heap.py says why).
-freeze_startup_heap()
