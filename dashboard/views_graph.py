@@ -52,9 +52,9 @@ def graph(request: HtmxHttpRequest) -> HttpResponse:
 
 def _drawing(layer: str, prefix: str, panel_url: str) -> dict[str, Any]:
     """The graph page's SVG markup, legend and counts for one layer."""
-    read = graph_read(layer=WORK_LAYER if layer == WORK_LAYER else None)
-    # Only the drawn nodes are parsed: the full view holds thousands more.
-    view = read.output(max_nodes=MAX_NODES)
+    # Only the drawn nodes are read: the full view holds thousands more.
+    read = graph_read(layer=WORK_LAYER if layer == WORK_LAYER else None, max_nodes=MAX_NODES)
+    view = read.output()
     counts = view.evidenceCounts or {}
     shown = view.entities
     placed = layout([(e.name, e.type) for e in shown])
@@ -86,10 +86,10 @@ def _drawing(layer: str, prefix: str, panel_url: str) -> dict[str, Any]:
             {"type": g.type, "count": g.count, "colour": colours[g.type]} for g in placed.groups
         ],
         "drawn_nodes": len(shown),
-        "total_nodes": len(read.nodes),
+        "total_nodes": read.total_nodes,
         "total_edges": len(view.relations),
         "drawn_edges": min(len(edges), MAX_EDGES),
-        "nodes_cut": len(read.nodes) > MAX_NODES,
+        "nodes_cut": read.total_nodes > MAX_NODES,
         "edges_cut": len(edges) > MAX_EDGES,
         "max_nodes": MAX_NODES,
     }

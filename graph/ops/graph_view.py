@@ -26,6 +26,7 @@ own page's: the evidence of one node comes in recall's shape (graph/ops/entity_v
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -113,15 +114,19 @@ def _relations(triples: list[tuple[str, str, str]]) -> list[RelationOutput]:
 @dataclass(frozen=True, slots=True)
 class GraphRead:
     """One read of a graph view as SQLite wrote it: each node's and each relation's JSON text
-    (graph/storage/graph_reads.py), in the view's order. Shared by the callers of one thread
-    between two commits: never changed."""
+    (graph/storage/graph_reads.py), in the view's order; `total_nodes` the view's, which is
+    more than `nodes` holds when the read was limited (a drawing's first nodes). Shared by
+    the callers of one thread between two commits: never changed."""
 
     nodes: tuple[str, ...]
     relations: tuple[str, ...]
     evidence_counts: dict[str, int] | None
+    total_nodes: int
 
     def answer_json(self) -> str:
         """GET /v1/graph's answer: the rows joined; the keys are GraphOutput's (by alias)."""
+        if len(self.nodes) != self.total_nodes:
+            raise ValueError("a limited read is no answer: it lacks nodes of the view")
         parts = ['{"entities":[', ",".join(self.nodes), '],"relations":[']
         parts += [",".join(self.relations), "]"]
         if self.evidence_counts is not None:
@@ -130,15 +135,14 @@ class GraphRead:
         parts.append("}")
         return "".join(parts)
 
-    def output(self, max_nodes: int | None = None) -> GraphOutput:
-        """The read parsed, with only its first `max_nodes` nodes when given (a drawing's),
-        and every relation. Constructed, not validated: the text is SQLite's encoding of
-        stored columns, its keys GraphNode's fields in order (the tests hold them equal), and
-        validating 8,200 nodes again cost more than reading them."""
-        nodes = self.nodes if max_nodes is None else self.nodes[:max_nodes]
+    def output(self) -> GraphOutput:
+        """The read parsed (its nodes, every relation). Constructed, not validated: the text
+        is SQLite's encoding of stored columns, its keys GraphNode's fields in order (the
+        tests hold them equal), and validating 8,200 nodes again cost more than reading
+        them."""
         relations = from_json("[" + ",".join(self.relations) + "]")
         return GraphOutput.model_construct(
-            entities=[built(GraphNode, n) for n in from_json("[" + ",".join(nodes) + "]")],
+            entities=[built(GraphNode, n) for n in from_json("[" + ",".join(self.nodes) + "]")],
             relations=[
                 built(RelationOutput, {"from_": r["from"], "to": r["to"], "type": r["type"]})
                 for r in relations
@@ -147,27 +151,41 @@ class GraphRead:
         )
 
 
-def graph_read(*, layer: str | None = None) -> GraphRead:
-    """The full graph view, or the work layer with its evidence counts, in one snapshot; kept
-    by this thread until the next commit (graph/storage/kept.py): the dashboard asks for the
-    same view page after page, and reading it costs tens of milliseconds at 10k memories."""
-    return kept_until_commit((GRAPH_READ_KEY, layer), lambda: _graph_read(layer))
+def graph_read(*, layer: str | None = None, max_nodes: int | None = None) -> GraphRead:
+    """The full graph view, or the work layer with its evidence counts, in one snapshot; only
+    its first `max_nodes` nodes when given (every relation still). Kept by this thread until
+    the next commit (graph/storage/kept.py): the dashboard asks for the same view page after
+    page, and reading it costs tens of milliseconds at 10k memories."""
+    return kept_until_commit(
+        (GRAPH_READ_KEY, layer, max_nodes), lambda: _graph_read(layer, max_nodes)
+    )
 
 
-def _graph_read(layer: str | None) -> GraphRead:
+def _graph_read(layer: str | None, max_nodes: int | None) -> GraphRead:
     objects = Entity.objects
     with read_snapshot():
         if layer == WORK_LAYER:
+            nodes = objects.layer_nodes_json(WORK_TYPES, max_nodes)
             return GraphRead(
-                nodes=tuple(objects.layer_nodes_json(WORK_TYPES)),
+                nodes=tuple(nodes),
                 relations=tuple(objects.layer_relations_json(WORK_TYPES)),
                 evidence_counts=objects.incoming_counts(EVIDENCES, WORK_TYPES),
+                total_nodes=_total(nodes, max_nodes, lambda: objects.layer_count(WORK_TYPES)),
             )
+        nodes = objects.nodes_capping_types_json(NOISE_TYPES, NOISE_CAP, max_nodes)
         return GraphRead(
-            nodes=tuple(objects.nodes_capping_types_json(NOISE_TYPES, NOISE_CAP)),
+            nodes=tuple(nodes),
             relations=tuple(objects.relations_json()),
             evidence_counts=None,
+            total_nodes=_total(
+                nodes, max_nodes, lambda: objects.count_capping_types(NOISE_TYPES, NOISE_CAP)
+            ),
         )
+
+
+def _total(nodes: list[str], max_nodes: int | None, count: Callable[[], int]) -> int:
+    """How many nodes the view holds: those read, unless the limit may have cut it."""
+    return count() if max_nodes is not None and len(nodes) >= max_nodes else len(nodes)
 
 
 def graph_json(*, layer: str | None = None) -> str:

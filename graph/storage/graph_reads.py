@@ -51,6 +51,16 @@ _SQL_UNCAPPED_NODES = f"""
 SELECT {_NODE_JSON} FROM graph_entity AS e WHERE e.type NOT IN ({{types}})
 ORDER BY {_LAST_USED} DESC, e.id DESC
 """
+# Params: the capped types, limit. Result: the first `limit` of those nodes (a drawing's).
+# The inner query orders ids alone, so only `limit` nodes are built (the query above builds
+# every node before it sorts); the outer ORDER BY keeps the inner one's order.
+_SQL_UNCAPPED_FIRST_NODES = f"""
+SELECT {_NODE_JSON}
+FROM (SELECT e.id, {_LAST_USED} AS used FROM graph_entity AS e WHERE e.type NOT IN ({{types}})
+      ORDER BY used DESC, e.id DESC LIMIT ?) AS first
+JOIN graph_entity AS e ON e.id = first.id
+ORDER BY first.used DESC, e.id DESC
+"""
 # Params: the capped types, limit. Result: the nodes of the newest entities of those types,
 # newest first. The inner query picks them by id first, so only `limit` nodes are built.
 _SQL_NEWEST_NODES = f"""
@@ -74,6 +84,21 @@ _SQL_LAYER_NODES = f"""
 SELECT {_NODE_JSON} FROM graph_entity AS e WHERE e.status = 'active' AND e.type IN ({{types}})
 ORDER BY {_LAST_USED} DESC, e.id DESC
 """
+# Params: the layer's types, limit. Result: the first `limit` of those nodes (a drawing's),
+# built after their ids are ordered, as _SQL_UNCAPPED_FIRST_NODES.
+_SQL_LAYER_FIRST_NODES = f"""
+SELECT {_NODE_JSON}
+FROM (SELECT e.id, {_LAST_USED} AS used FROM graph_entity AS e
+      WHERE e.status = 'active' AND e.type IN ({{types}})
+      ORDER BY used DESC, e.id DESC LIMIT ?) AS first
+JOIN graph_entity AS e ON e.id = first.id
+ORDER BY first.used DESC, e.id DESC
+"""
+# Params: types. Result: how many entities are of another type; of one of them; active and
+# of one of them (what the node queries above hold, uncapped and unlimited).
+_SQL_COUNT_OTHER_TYPES = "SELECT COUNT(*) FROM graph_entity WHERE type NOT IN ({types})"
+_SQL_COUNT_OF_TYPES = "SELECT COUNT(*) FROM graph_entity WHERE type IN ({types})"
+_SQL_COUNT_LAYER = "SELECT COUNT(*) FROM graph_entity WHERE status = 'active' AND type IN ({types})"
 # Params: the layer's types, twice. Result: the relations whose two ends are active entities
 # of the layer, in creation order.
 _SQL_LAYER_RELATIONS = f"""
@@ -119,25 +144,53 @@ def _texts(sql: str, params: list[object]) -> list[str]:
     return [str(text) for text in _column(sql, params)]
 
 
+def _count(sql: str, params: list[object]) -> int:
+    [n] = _column(sql, params)
+    return int(n)
+
+
 class GraphReadQueries:
-    def nodes_capping_types_json(self, capped: Collection[str], cap: int) -> list[str]:
+    def nodes_capping_types_json(
+        self, capped: Collection[str], cap: int, limit: int | None = None
+    ) -> list[str]:
         """The node (JSON text) of every entity whose type is not in `capped` (most recently
-        used first), then of the `cap` newest of those types."""
+        used first), then of the `cap` newest of those types; only the first `limit` when
+        given."""
         types = sorted(capped)
         marks = placeholders(len(types))
-        return _texts(_SQL_UNCAPPED_NODES.format(types=marks), [*types]) + _texts(
-            _SQL_NEWEST_NODES.format(types=marks), [*types, cap]
-        )
+        if limit is None:
+            first = _texts(_SQL_UNCAPPED_NODES.format(types=marks), [*types])
+        else:
+            first = _texts(_SQL_UNCAPPED_FIRST_NODES.format(types=marks), [*types, limit])
+            cap = min(cap, limit - len(first))
+        if cap <= 0:
+            return first
+        return first + _texts(_SQL_NEWEST_NODES.format(types=marks), [*types, cap])
+
+    def count_capping_types(self, capped: Collection[str], cap: int) -> int:
+        """How many nodes nodes_capping_types_json holds without a limit."""
+        types = sorted(capped)
+        marks = placeholders(len(types))
+        capped_count = _count(_SQL_COUNT_OF_TYPES.format(types=marks), [*types])
+        return _count(_SQL_COUNT_OTHER_TYPES.format(types=marks), [*types]) + min(cap, capped_count)
 
     def relations_json(self) -> list[str]:
         """Every relation, `{from, to, type}` as JSON text."""
         return _texts(_SQL_ALL_RELATIONS, [])
 
-    def layer_nodes_json(self, types: Collection[str]) -> list[str]:
+    def layer_nodes_json(self, types: Collection[str], limit: int | None = None) -> list[str]:
         """The nodes (JSON text) of the active entities of these types, most recently used
-        first."""
+        first; only the first `limit` when given."""
         ordered = sorted(types)
-        return _texts(_SQL_LAYER_NODES.format(types=placeholders(len(ordered))), [*ordered])
+        marks = placeholders(len(ordered))
+        if limit is None:
+            return _texts(_SQL_LAYER_NODES.format(types=marks), [*ordered])
+        return _texts(_SQL_LAYER_FIRST_NODES.format(types=marks), [*ordered, limit])
+
+    def layer_count(self, types: Collection[str]) -> int:
+        """How many nodes layer_nodes_json holds without a limit."""
+        ordered = sorted(types)
+        return _count(_SQL_COUNT_LAYER.format(types=placeholders(len(ordered))), [*ordered])
 
     def layer_relations_json(self, types: Collection[str]) -> list[str]:
         """The relations between active entities of these types, `{from, to, type}` as JSON

@@ -121,6 +121,30 @@ def test_the_rest_answer_is_the_selectors_answer_encoded(layer: str | None) -> N
     assert answered == graph_get(layer=layer)
 
 
+@pytest.mark.parametrize("max_nodes", [1, 3, 4, 5, 6])
+def test_a_limited_read_holds_the_views_first_nodes_and_counts_them_all(
+    monkeypatch: pytest.MonkeyPatch, max_nodes: int
+) -> None:
+    monkeypatch.setattr(graph_view, "NOISE_CAP", 2)
+    for name in ("plan", "goal", "note"):
+        remember(name, f"the {name}", type=name)
+    for i in range(3):
+        evidence(f"commit-{i}", "plan")
+    full, work = graph_get(), graph_get(layer="work")  # 3 signal + 2 noise; 2 work items
+
+    limited = graph_view.graph_read(max_nodes=max_nodes)
+    limited_work = graph_view.graph_read(layer="work", max_nodes=max_nodes)
+
+    assert names(limited.output()) == names(full)[:max_nodes]
+    assert limited.total_nodes == 5
+    assert names(limited_work.output()) == names(work)[:max_nodes]
+    assert limited_work.total_nodes == 2
+    assert edges(limited.output()) == edges(full)  # every relation still
+    if max_nodes < 5:
+        with pytest.raises(ValueError):
+            limited.answer_json()
+
+
 def test_the_work_layer_holds_active_work_items_and_the_relations_among_them() -> None:
     remember("plan", "ship it", type="plan")
     remember("decision", "chose A", type="decision", relations=[{"to": "plan", "type": "for"}])
