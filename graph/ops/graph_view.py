@@ -232,7 +232,9 @@ GRAPH = Operation(
     summary=(
         "The graph for visualisation: every entity except noise (commits, session records), "
         "the 200 most recent noise entities, and every relation; or, with layer=work, only "
-        "the work layer (decisions, lessons, plans, ...) with per-node evidence counts."
+        "the work layer (decisions, lessons, plans, ...) with per-node evidence counts. "
+        "Entities are graph nodes without their content (graph/evidence and entities/<name> "
+        "carry it)."
     ),
     input_model=GraphInput,
     output_model=GraphOutput,
