@@ -15,6 +15,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 GOLDEN_ANGLE = math.pi * (3 - math.sqrt(5))
 SPACING = 9.0  # distance unit between neighbouring nodes of a group
@@ -25,8 +26,10 @@ MIN_SIZE = 600.0
 RING_GROWTH = 1.1
 
 
-@dataclass(frozen=True, slots=True)
-class Placed:
+class Placed(NamedTuple):
+    """A tuple: a layout makes one per node, and a frozen dataclass costs several times more
+    to build."""
+
     name: str
     type: str
     x: float
@@ -96,12 +99,9 @@ def layout(nodes: Sequence[tuple[str, str]]) -> Layout:
         gx, gy = centre + cx, centre + cy
         members = groups[type_]
         for k, name in enumerate(members):
-            r = SPACING * math.sqrt(k)
+            r, angle = SPACING * math.sqrt(k), k * GOLDEN_ANGLE
             placed[name] = Placed(
-                name=name,
-                type=type_,
-                x=round(gx + r * math.cos(k * GOLDEN_ANGLE), 1),
-                y=round(gy + r * math.sin(k * GOLDEN_ANGLE), 1),
+                name, type_, round(gx + r * math.cos(angle), 1), round(gy + r * math.sin(angle), 1)
             )
         labels.append(
             GroupLabel(type=type_, count=len(members), x=round(gx, 1), y=round(gy - radius, 1))

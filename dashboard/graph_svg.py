@@ -4,16 +4,19 @@ time; one escaped f-string per node costs microseconds. Every value is escaped."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from html import escape
+from typing import NamedTuple
 from urllib.parse import quote
 
 from django.utils.safestring import SafeString, mark_safe
 
 
-@dataclass(frozen=True, slots=True)
-class SvgNode:
+class SvgNode(NamedTuple):
+    """A tuple: a page makes 3,000 of them, and a frozen dataclass costs several times more
+    to build."""
+
     name: str
     label: str
     type: str
@@ -24,27 +27,41 @@ class SvgNode:
     archived: bool
 
 
+# What quote(safe="") leaves as it is: a name of only these needs no quoting.
+_URL_SAFE = re.compile(r"[A-Za-z0-9_.~-]*")
+_CLASSES = {
+    (False, False): "",
+    (True, False): ' class="archived"',
+    (False, True): ' class="has-evidence"',
+    (True, True): ' class="archived has-evidence"',
+}
+
+
 def nodes_markup(nodes: Iterable[SvgNode], *, page_prefix: str, panel_url: str) -> SafeString:
-    """One `<a>` per node: its memory's page as the link, the side panel as htmx's target."""
+    """One `<a>` per node: its memory's page as the link, the side panel as htmx's target.
+    Written for 3,000 nodes in a few milliseconds: a quoted name is used for both links,
+    constant parts are escaped once."""
     parts = []
+    # quote(safe="") leaves only letters, digits, `_.-~` and `%`: nothing HTML escapes, so
+    # the escaped prefixes take it as it is.
+    page_at, panel_at = escape(page_prefix), escape(f"{panel_url}?name=")
+    fills: dict[str, str] = {}
     for n in nodes:
-        href = escape(page_prefix + quote(n.name, safe=""))
-        panel = escape(f"{panel_url}?name={quote(n.name, safe='')}")
-        label = escape(f"{n.label} ({n.type}{f', {n.evidence} evidence' if n.evidence else ''})")
-        classes = " ".join(
-            c for c in ("archived" if n.archived else "", "has-evidence" if n.evidence else "") if c
-        )
-        class_attr = f' class="{classes}"' if classes else ""
-        radius = 6 if n.evidence else 4
-        badge = (
-            f'<text x="{n.x}" y="{n.y}" dy="-8" class="badge">{n.evidence}</text>'
-            if n.evidence
-            else ""
-        )
+        name, x, y, evidence = n.name, n.x, n.y, n.evidence
+        quoted = name if _URL_SAFE.fullmatch(name) else quote(name, safe="")
+        fill = fills.get(n.colour)
+        if fill is None:
+            fill = fills[n.colour] = escape(n.colour)
+        if evidence:
+            label = escape(f"{n.label} ({n.type}, {evidence} evidence)")
+            end = f'/><text x="{x}" y="{y}" dy="-8" class="badge">{evidence}</text></a>'
+        else:
+            label = escape(f"{n.label} ({n.type})")
+            end = "/></a>"
         parts.append(
-            f'<a href="{href}" hx-get="{panel}" hx-target="#node-panel" aria-label="{label}">'
-            f'<circle cx="{n.x}" cy="{n.y}" r="{radius}" fill="{escape(n.colour)}"'
-            f"{class_attr}/>{badge}</a>"
+            f'<a href="{page_at}{quoted}" hx-get="{panel_at}{quoted}" hx-target="#node-panel" '
+            f'aria-label="{label}"><circle cx="{x}" cy="{y}" r="{6 if evidence else 4}" '
+            f'fill="{fill}"{_CLASSES[n.archived, bool(evidence)]}{end}'
         )
     return mark_safe("".join(parts))  # every value above is escaped
 

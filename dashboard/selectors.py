@@ -1,9 +1,12 @@
-"""What the memory page reads beyond recall's view of one entity: the versions a `replace`
-kept and the trust history, which every read leaves out of `metadata` (graph/ops/entity_view.py)
-but export and memory_list carry. Read through the graph's own manager methods, one snapshot."""
+"""What the pages read beyond the operations' answers, through the graph's own manager
+methods, one snapshot each: for the memory page, the versions a `replace` kept and the trust
+history, which every read leaves out of `metadata` (graph/ops/entity_view.py) but export and
+memory_list carry; for the project page, the listed work items in recall's shape (the graph
+view's light nodes carry no observations nor `why`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,3 +40,11 @@ def memory_page_get(name: str) -> MemoryPage:
         replaced_history=list(doc.metadata.get(REPLACED_KEY) or []),
         trust_history=list(doc.metadata.get(HISTORY_KEY) or []),
     )
+
+
+def entities_get(ids: Sequence[int]) -> list[EntityOutput]:
+    """These entities in recall's shape, in the order given (ids that are no entity are left
+    out): a page's few listed items, never a whole view."""
+    with read_snapshot():
+        docs = Entity.objects.documents(ids)
+    return entity_outputs(docs)

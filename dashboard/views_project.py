@@ -11,18 +11,22 @@ without JavaScript.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from dashboard.pages import HtmxHttpRequest, dashboard_required, page
+from dashboard.selectors import entities_get
 from graph.errors import NotFound
 from graph.ops.entity_types import LESSON_TYPES
 from graph.ops.entity_view import EntityOutput
-from graph.ops.graph_view import WORK_LAYER, graph_evidence_get, graph_get
+from graph.ops.graph_view import WORK_LAYER, GraphNode, graph_evidence_get, graph_get
 from graph.ops.projects import projects_list
 from graph.project_tags import PROJECT_TAG_PREFIX
+from graph.storage.kept import kept_until_commit
 
 # The sections of the page, in order; a work type in none of them is listed under "Other".
 SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -35,27 +39,31 @@ OTHER = "Other"
 # Items listed per section: a large graph has thousands of lessons, and a page of them all is
 # megabytes; the heading says how many more there are.
 SECTION_CAP = 50
+LISTING_KEY = "dashboard.project_listing"
 
 
-def _sections(entities: list[EntityOutput], counts: dict[str, int]) -> list[dict[str, Any]]:
+def _sections(
+    nodes: list[GraphNode], counts: dict[str, int], urls: tuple[str, str]
+) -> list[dict[str, Any]]:
     """The work items by section, each section's first SECTION_CAP (most recently used first,
-    the operation's order) dumped for the template; `more` counts the rest."""
-    by_section: dict[str, list[EntityOutput]] = {title: [] for title, _ in SECTIONS}
+    the operation's order) read in full for what the template shows; `more` counts the rest.
+    `urls`: a memory's page less its name, and the evidence drill-down's."""
+    by_section: dict[str, list[GraphNode]] = {title: [] for title, _ in SECTIONS}
     by_section[OTHER] = []
     section_of = {t: title for title, types in SECTIONS for t in types}
-    for entity in entities:
-        by_section[section_of.get(entity.type, OTHER)].append(entity)
+    for node in nodes:
+        by_section[section_of.get(node.type, OTHER)].append(node)
+    listed = [n.id for items in by_section.values() for n in items[:SECTION_CAP]]
+    shown = {e.id: e for e in entities_get(listed)}
     return [
         {
             "title": title,
             "count": len(items),
             "more": max(0, len(items) - SECTION_CAP),
             "items": [
-                {
-                    **e.model_dump(mode="json", by_alias=True),
-                    "evidence_count": counts.get(e.name, 0),
-                }
-                for e in items[:SECTION_CAP]
+                _item(shown[n.id], counts.get(n.name, 0), urls)
+                for n in items[:SECTION_CAP]
+                if n.id in shown  # forgotten since the work layer was read
             ],
         }
         for title, items in by_section.items()
@@ -63,23 +71,46 @@ def _sections(entities: list[EntityOutput], counts: dict[str, int]) -> list[dict
     ]
 
 
+def _item(entity: EntityOutput, evidence_count: int, urls: tuple[str, str]) -> dict[str, Any]:
+    """One listed work item: the links are written here, as a {% url %} per item cost a
+    tenth of the page (quote(safe=""), as the graph page's links; `urlencode`'s safe `/`)."""
+    page_prefix, evidence_url = urls
+    why = entity.metadata.get("why")
+    return {
+        "name": entity.name,
+        "label": entity.title or entity.name,
+        "type": entity.type,
+        "why": why if isinstance(why, str) else None,
+        "preview": entity.observations[0] if entity.observations else "",
+        "evidence_count": evidence_count,
+        "href": page_prefix + quote(entity.name, safe=""),
+        "evidence_href": f"{evidence_url}?node={quote(entity.name, safe='/')}",
+    }
+
+
 @require_GET
 @dashboard_required
 def project(request: HtmxHttpRequest) -> HttpResponse:
     chosen = request.GET.get("project", "").strip()
+    urls = (reverse("dashboard:memory", args=["x"])[:-1], reverse("dashboard:evidence"))
+    # The listing is the graph's until the next commit (graph/storage/kept.py).
+    listing = kept_until_commit((LISTING_KEY, chosen, urls), lambda: _listing(chosen, urls))
+    context = {"chosen": chosen, "section_cap": SECTION_CAP, **listing}
+    return page(request, "dashboard/project.html", context, "dashboard:project")
+
+
+def _listing(chosen: str, urls: tuple[str, str]) -> dict[str, Any]:
+    """The project chips and the work layer's sections, of one project or of every one."""
     work = graph_get(layer=WORK_LAYER)
-    entities = [e for e in work.entities if e.status == "active"]
+    nodes = [n for n in work.entities if n.status == "active"]
     if chosen:
         tag = f"{PROJECT_TAG_PREFIX}{chosen}"
-        entities = [e for e in entities if tag in e.tags]
-    context = {
+        nodes = [n for n in nodes if tag in n.tags]
+    return {
         "projects": projects_list().root,
-        "chosen": chosen,
-        "sections": _sections(entities, work.evidenceCounts or {}),
-        "total": len(entities),
-        "section_cap": SECTION_CAP,
+        "sections": _sections(nodes, work.evidenceCounts or {}, urls),
+        "total": len(nodes),
     }
-    return page(request, "dashboard/project.html", context, "dashboard:project")
 
 
 @require_GET

@@ -25,6 +25,7 @@ from typing import Any
 
 from memesh_site import cli_forward, json_limits, lifecycle, mcp_http, rate_limit, remote_auth
 from memesh_site.env import envint
+from memesh_site.heap import freeze_startup_heap
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
 
@@ -200,6 +201,8 @@ class MemeshApplication:
         started = False
         try:
             async with self.running():
+                # Everything start-up builds is in place (memesh_site/heap.py says why).
+                freeze_startup_heap()
                 await send({"type": "lifespan.startup.complete"})
                 _warm_up_in_background()
                 started = True

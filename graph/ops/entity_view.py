@@ -93,11 +93,16 @@ def built(model: type[M], values: dict[str, Any]) -> M:
     whole-graph read (GET /v1/graph at 10k entities). tests/unit/test_entity_view.py holds
     the two equal."""
     instance = model.__new__(model)
-    object.__setattr__(instance, "__dict__", values)
-    object.__setattr__(instance, "__pydantic_fields_set__", set(values))
-    object.__setattr__(instance, "__pydantic_extra__", None)
-    object.__setattr__(instance, "__pydantic_private__", None)
+    _set(instance, "__dict__", values)
+    _set(instance, "__pydantic_fields_set__", set(values))
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
     return instance
+
+
+# Bound once: looking object.__setattr__ up four times an instance was a third of built()'s
+# time (the graph page builds 3,000 nodes).
+_set = object.__setattr__
 
 
 def entity_outputs(

@@ -113,6 +113,11 @@ class Operation:
     # Whether the MCP transport asks the client for its workspace roots before a call
     # (CallContext.workspace_roots): a round trip only the operations that read them pay.
     wants_workspace_roots: bool = False
+    # The JSON answer written by the selector itself, for an answer too large to build as
+    # output models and encode again (GET /v1/graph: every node of the graph, as SQLite's
+    # json_object wrote it). It must be what `handler` answers, encoded: run_json (REST)
+    # uses it, run (MCP, CLI) the handler; the operation's tests hold the two equal.
+    json_handler: Callable[[Any, CallContext], str] | None = None
 
     @property
     def rest_route(self) -> str:
@@ -141,5 +146,7 @@ class Operation:
     def run_json(self, payload: object, context: CallContext) -> str:
         """run(), answered as JSON text by pydantic's own encoder: the REST views send it as
         it comes, where dumping to Python objects and encoding those again cost a tenth of a
-        recall."""
+        recall; or the operation's json_handler's text, when it has one."""
+        if self.json_handler is not None:
+            return self.json_handler(self.parse(payload), context)
         return self.call(payload, context).model_dump_json(by_alias=True)

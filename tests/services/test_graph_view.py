@@ -1,18 +1,23 @@
 """The graph view (graph/ops/graph_view.py): the full view with its noise cap, the work layer
-with its evidence counts, and the evidence drill-down with its cap, `truncated` and 404."""
+with its evidence counts, the light node both hold (as SQLite writes it and GraphNode
+describes it), and the evidence drill-down with its cap, `truncated` and 404."""
 
 from __future__ import annotations
 
+import json
+import threading
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from graph.errors import NotFound
 from graph.models import Entity
 from graph.ops import graph_view
 from graph.ops.entity_list import entity_get
-from graph.ops.graph_view import graph_evidence_get, graph_get
+from graph.ops.graph_view import GraphNode, graph_evidence_get, graph_get, graph_json
+from graph.ops.operation import CallContext
 from tests.helpers import forget, remember, restamp
 
 pytestmark = pytest.mark.django_db
@@ -72,13 +77,72 @@ def test_the_full_view_holds_signal_entities_then_the_newest_noise_and_every_rel
     assert edges(result) == [(f"commit-{i}", "old-decision", "evidences") for i in range(4)]
 
 
-def test_the_full_view_serialises_entities_as_recall_does() -> None:
-    remember("d", "chose A", type="decision", tags=["project:x"])
+def test_a_node_holds_what_a_graph_view_draws_and_filters_by() -> None:
+    remember("d", "chose A", "over B", type="decision", title="Chose A", source="docs/adr.md",
+             tags=["topic:db", "project:x", "project:y"])  # fmt: skip
     remember("n", "see d", relations=[{"to": "d", "type": "related-to"}])
+    entity = entity_get(name="d")
 
-    [first, *_] = graph_get().entities
+    [node] = [e for e in json.loads(graph_json())["entities"] if e["name"] == "d"]
 
-    assert first.model_dump(by_alias=True) == entity_get(name=first.name).model_dump(by_alias=True)
+    assert node == {
+        "id": entity.id,
+        "name": "d",
+        "title": "Chose A",
+        "type": "decision",
+        "status": "active",
+        "trust_status": entity.trust.status,
+        "created_at": entity.created_at,
+        "updated_at": entity.updated_at,
+        "tags": ["topic:db", "project:x", "project:y"],  # in the order added
+        "observation_count": 2,
+    }
+    assert list(node) == list(GraphNode.model_fields)
+    [untagged] = [e for e in json.loads(graph_json())["entities"] if e["name"] == "n"]
+    assert untagged["tags"] == []
+
+
+@pytest.mark.parametrize("layer", [None, "work"])
+def test_the_rest_answer_is_the_selectors_answer_encoded(layer: str | None) -> None:
+    remember("d", "chose A", type="decision", title='Zürich "quoted"\n', tags=["project:x"])
+    remember("l", "never again", type="lesson_learned", relations=[
+        {"to": "d", "type": "caused-by"}
+    ])  # fmt: skip
+    evidence("c1", "d")
+    payload = {} if layer is None else {"layer": layer}
+    operation = graph_view.GRAPH
+
+    text = operation.run_json(payload, CallContext(source_host="test"))
+
+    assert text == graph_json(layer=layer)
+    # The text the REST route sends is what the handler (MCP, CLI, the dashboard) answers.
+    answered = operation.call(payload, CallContext(source_host="test"))
+    assert json.loads(text) == answered.model_dump(mode="json", by_alias=True)
+    assert answered == graph_get(layer=layer)
+
+
+@pytest.mark.parametrize("max_nodes", [1, 3, 4, 5, 6])
+def test_a_limited_read_holds_the_views_first_nodes_and_counts_them_all(
+    monkeypatch: pytest.MonkeyPatch, max_nodes: int
+) -> None:
+    monkeypatch.setattr(graph_view, "NOISE_CAP", 2)
+    for name in ("plan", "goal", "note"):
+        remember(name, f"the {name}", type=name)
+    for i in range(3):
+        evidence(f"commit-{i}", "plan")
+    full, work = graph_get(), graph_get(layer="work")  # 3 signal + 2 noise; 2 work items
+
+    limited = graph_view.graph_read(max_nodes=max_nodes)
+    limited_work = graph_view.graph_read(layer="work", max_nodes=max_nodes)
+
+    assert names(limited.output()) == names(full)[:max_nodes]
+    assert limited.total_nodes == 5
+    assert names(limited_work.output()) == names(work)[:max_nodes]
+    assert limited_work.total_nodes == 2
+    assert edges(limited.output()) == edges(full)  # every relation still
+    if max_nodes < 5:
+        with pytest.raises(ValueError):
+            limited.answer_json()
 
 
 def test_the_work_layer_holds_active_work_items_and_the_relations_among_them() -> None:
@@ -176,3 +240,28 @@ def test_reading_the_graph_counts_no_access() -> None:
 
     assert set(Entity.objects.values_list("access_count", flat=True)) == {0}
     assert set(Entity.objects.values_list("last_accessed_at", flat=True)) == {None}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_thread_keeps_a_view_until_the_next_commit() -> None:
+    """Outside a transaction the read is kept (graph/storage/kept.py) until any write."""
+    assert not connection.in_atomic_block
+    remember("d", "chose A", type="decision")
+
+    first = graph_view.graph_read(layer="work")
+    assert graph_view.graph_read(layer="work") is first
+    remember("l", "never again", type="lesson_learned")
+
+    assert sorted(names(graph_get(layer="work"))) == ["d", "l"]
+    # Another connection's commit (another thread here) moves it on too.
+    kept = graph_view.graph_read(layer="work")
+
+    def other_writer() -> None:
+        forget("l")
+        connection.close()
+
+    thread = threading.Thread(target=other_writer)
+    thread.start()
+    thread.join()
+    assert graph_view.graph_read(layer="work") is not kept
+    assert names(graph_get(layer="work")) == ["d"]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from graph.models import Entity
+from graph.ops.graph_view import GraphNode
 from proposals.demo_tour import TOUR
 from tests.helpers import remember
 from tests.rest import assert_error, assert_ok, post_json
@@ -38,6 +39,9 @@ def test_graph_answers_with_the_full_view_or_the_work_layer(client) -> None:
     work = assert_ok(get(client, "graph?layer=work"))
 
     assert [e["name"] for e in full["entities"]] == ["d", "c"]
+    # Graph nodes, as the OpenAPI document's GraphNode describes them: no content.
+    assert [list(e) for e in full["entities"]] == [list(GraphNode.model_fields)] * 2
+    assert full["entities"][1]["observation_count"] == 1
     assert full["relations"] == [{"from": "c", "to": "d", "type": "evidences"}]
     assert "evidenceCounts" not in full
     assert [e["name"] for e in work["entities"]] == ["d"]
