@@ -82,6 +82,7 @@ STOPWORDS = frozenset(
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
 
+
 @cache
 def _english() -> BaseStemmer:
     # Imported on the first word stemmed: the package imports its thirty-odd languages
