@@ -89,9 +89,20 @@ def remind(payload: HookPayload) -> HookReply:
     return HookReply(stdout=context(EVENT, text))
 
 
+def has_work(payload: HookPayload) -> bool:
+    """Whether this call may need more than its input: a Bash command that runs `git commit`,
+    or a tool whose decision the agent is reminded of. Every other call is answered with
+    silence, and is told from the input alone, so a process without a server answers it
+    before Django is set up (api/hooks/triage.py)."""
+    if payload.tool_name == "Bash":
+        command = payload.tool_input.get("command")
+        return isinstance(command, str) and bool(COMMIT_COMMAND.search(command))
+    return payload.tool_name in REMINDED_TOOLS
+
+
 def handle(payload: HookPayload) -> HookReply:
+    if not has_work(payload):
+        return HookReply()
     if payload.tool_name == "Bash":
         return capture_commit(payload)
-    if payload.tool_name in REMINDED_TOOLS:
-        return remind(payload)
-    return HookReply()
+    return remind(payload)

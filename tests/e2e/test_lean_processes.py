@@ -58,6 +58,9 @@ STEMMER = frozenset({"snowballstemmer"})
 # The system checks import the URL configuration (and through it every view): a CLI command
 # or hook runs none (requires_system_checks = []), so it never loads the URLs either.
 URLS = frozenset({"memesh_site.urls"})
+# A PostToolUse that is no commit has nothing to do, as its input shows: it is answered before
+# Django is set up (api/hooks/triage.py).
+DJANGO = frozenset({"django.db", "django.core.management"})
 # `memesh --help` lists the commands by their modules' names: it loads none of them, so it
 # needs no operation and no schema.
 OPERATIONS = frozenset({"pydantic", "api.cli", "graph.ops.operation", "graph.ops.registry"})
@@ -98,7 +101,7 @@ CASES = {
         ("hook", "post-tool-use"),
         "post-tool-use-bash-cat.json",
         "api.hooks.post_tool_use",
-        VECTOR_SIDE | WRITE_PATH | STEMMER | URLS,
+        VECTOR_SIDE | WRITE_PATH | STEMMER | URLS | DJANGO,
         "",
     ),
     "--help": Case(
