@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -58,8 +58,8 @@ STEMMER = frozenset({"snowballstemmer"})
 # The system checks import the URL configuration (and through it every view): a CLI command
 # or hook runs none (requires_system_checks = []), so it never loads the URLs either.
 URLS = frozenset({"memesh_site.urls"})
-# A PostToolUse that is no commit has nothing to do, as its input shows: it is answered before
-# Django is set up (api/hooks/triage.py).
+# A PostToolUse that is no commit, or a prompt that asks nothing of memesh, has nothing to do,
+# as its input shows: it is answered before Django is set up (api/hooks/triage.py).
 DJANGO = frozenset({"django.db", "django.core.management"})
 # `memesh --help` lists the commands by their modules' names: it loads none of them, so it
 # needs no operation and no schema.
@@ -73,6 +73,7 @@ class Case:
     worker: str  # a module that does this process's work: it must be imported
     absent: frozenset[str]
     answer: str | None  # text the process prints ("" : it prints nothing)
+    fields: dict[str, object] = field(default_factory=dict)  # set in the hook input
 
 
 CASES = {
@@ -103,6 +104,14 @@ CASES = {
         "api.hooks.post_tool_use",
         VECTOR_SIDE | WRITE_PATH | STEMMER | URLS | DJANGO,
         "",
+    ),
+    "user-prompt-submit, no request": Case(
+        ("hook", "user-prompt-submit"),
+        "user-prompt-submit.json",
+        "graph.ops.remember_intent",
+        VECTOR_SIDE | WRITE_PATH | STEMMER | URLS | DJANGO,
+        "",
+        {"prompt": "Fix the failing test in auth.py, then run the suite."},
     ),
     "--help": Case(
         ("--help",), None, "django.core.management", VECTOR_SIDE | STEMMER | OPERATIONS, "hook"
@@ -152,6 +161,7 @@ def test_a_process_alone_imports_only_what_its_command_needs(
         stdin = (FIXTURES / case.fixture).read_text().replace("__CWD__", str(repo.root))
         stdin = stdin.replace("__SESSION__", f"lean-{tmp_path.name}")
         stdin = stdin.replace("__TRANSCRIPT__", str(tmp_path / "none.jsonl"))
+        stdin = json.dumps({**json.loads(stdin), **case.fields})
     modules = tmp_path / "modules.txt"
     done = subprocess.run(
         [sys.executable, str(PROCS / "imported_modules.py"), str(modules), *case.args],
