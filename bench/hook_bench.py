@@ -50,6 +50,8 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "hooks"
 LOCAL = "MEMESH_CLI_LOCAL"
 BOUND = 2.0  # the issue's: a hook process within 2x the peer's CLI call
+# A fixture name: user-prompt-submit.json with a prompt that asks nothing of memesh.
+PLAIN_PROMPT = "user-prompt-submit.json#plain"
 # (label, event, fixture, a fresh session id each run)
 HOOKS = (
     ("session-start", "session-start", "session-start.json", False),
@@ -60,6 +62,9 @@ HOOKS = (
     ("stop", "stop", "stop.json", False),
     ("pre-compact", "pre-compact", "pre-compact.json", False),
     ("user-prompt-submit", "user-prompt-submit", "user-prompt-submit.json", False),
+    # The two most frequent calls, which find nothing to do (api/hooks/triage.py).
+    ("post-tool-use Bash", "post-tool-use", "post-tool-use-bash-cat.json", False),
+    ("user-prompt-submit plain", "user-prompt-submit", PLAIN_PROMPT, False),
 )
 # (label, arguments; None: a remember of a new memory each run)
 COMMANDS: tuple[tuple[str, list[str] | None], ...] = (
@@ -77,6 +82,8 @@ SHORT = {
     "stop": "stop",
     "pre-compact": "precompact",
     "user-prompt-submit": "prompt",
+    "post-tool-use Bash": "post Bash",
+    "user-prompt-submit plain": "prompt plain",
     "memesh --help": "--help",
     "memesh remember": "remember",
     "memesh recall": "recall",
@@ -167,6 +174,9 @@ class Bench:
             (self.claude / f"{session}.jsonl").write_text(text)
 
     def payload(self, fixture: str, session: str) -> str:
+        if fixture == PLAIN_PROMPT:
+            data = json.loads(self.payload(fixture.split("#")[0], session))
+            return json.dumps({**data, "prompt": "Fix the failing test, then run the suite."})
         text = (FIXTURES / fixture).read_text()
         text = text.replace("__CWD__", str(self.repo)).replace("__SESSION__", session)
         text = text.replace("__TRANSCRIPT__", str(self.claude / "bench.jsonl"))
@@ -327,13 +337,13 @@ def render(result: dict[str, Any]) -> str:
             "",
             f"alone processes' imports by area, ms (`-X importtime` self times, median of "
             f"{result['import_runs']} runs; the instrument's overhead included)",
-            f"{'area':<50}" + "".join(f"{SHORT.get(label, label)[:11]:>12}" for label in labels),
+            f"{'area':<50}" + "".join(f"{SHORT.get(label, label)[:12]:>13}" for label in labels),
         ]
         for name in [*names, "total"]:
             values = [
                 sum(by.values()) if name == "total" else by.get(name, 0.0) for by in areas.values()
             ]
-            out.append(f"{name:<50}" + "".join(f"{v * 1000:>12.0f}" for v in values))
+            out.append(f"{name:<50}" + "".join(f"{v * 1000:>13.0f}" for v in values))
     return "\n".join(out)
 
 
