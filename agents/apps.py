@@ -1,6 +1,14 @@
 from django.apps import AppConfig
 
 
+def unfetched_delivery_lines(project: str, recipient: str, session: str | None) -> list[str]:
+    """agents/briefing.py's, imported when a briefing asks: every process sets the apps up,
+    and most (a hook, `memesh --help`) never brief anyone (docs/performance-notes.md)."""
+    from agents.briefing import unfetched_delivery_lines as lines
+
+    return lines(project, recipient, session)
+
+
 class AgentsConfig(AppConfig):
     name = "agents"
     verbose_name = "Agent messages"
@@ -8,7 +16,6 @@ class AgentsConfig(AppConfig):
     def ready(self) -> None:
         # The briefing lists a recipient's unfetched deliveries; graph cannot import this app,
         # so the app tells it where they come from (graph/ops/briefing_deliveries.py).
-        from agents.briefing import unfetched_delivery_lines
         from graph.ops.briefing_deliveries import register_delivery_source
 
         register_delivery_source(unfetched_delivery_lines)

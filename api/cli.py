@@ -19,12 +19,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any, ClassVar, Literal, NoReturn
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from api.envelope import Failure, known_failure
+from api.invocation import invocation_directory
 from graph.errors import InvalidInput
 from graph.ops.operation import CallContext, Operation
 from graph.project import project_id
@@ -32,9 +32,6 @@ from memesh_site import json_limits
 from memesh_site.db.schema import migrate_if_needed
 
 PROJECT_HELP = "Project id (default: this directory's project)."
-# The directory the command was started in, when `memesh serve` runs it for a CLI process
-# (api/cli_runner.py); None: this process's own working directory.
-invocation_directory: ContextVar[str | None] = ContextVar("invocation_directory", default=None)
 
 
 def _plain(text: str) -> str:

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from api.cli import invocation_directory
+from api.invocation import invocation_directory
 from memesh_site.cli_forward import HELP_ARGS, MAX_STDIN_BYTES, READS_STDIN, forwardable
 
 PROG = "memesh"

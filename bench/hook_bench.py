@@ -1,14 +1,17 @@
-"""Wall time of each `memesh hook <event>` process, next to the peer's CLI call.
+"""Wall time and CPU of each `memesh hook <event>` process and of the short CLI commands,
+next to the peer's CLI call.
 
     .venv/bin/python -m bench.hook_bench                 # 5 runs of each
     .venv/bin/python -m bench.hook_bench --runs 10 --json
+    .venv/bin/python -m bench.hook_bench --imports 5     # and where each alone process's
+                                                         # start-up goes (bench/import_areas.py)
 
 The issue's bound: each hook process at most 2x the wall time of the original MeMesh's CLI
 call (`../shared/tools/peer-memesh cli recall x`, run as bench/peer_cli.py runs it). Measured
 here, printed with the ratios, never asserted.
 
-Every hook is timed three ways, interleaved (served, alone, peer, served, …) so drift in the
-machine's load spreads over all three:
+Every hook, and `memesh --help`, `remember` and `recall`, is timed three ways, interleaved
+(served, alone, peer, served, …) so drift in the machine's load spreads over all three:
 - `served`: as the default install runs it, `memesh serve` running on the home (which runs
   the hook for the process: memesh_site/cli_forward.py, stdin carried with the request);
 - `alone`: MEMESH_CLI_LOCAL=1, the whole hook in its own process, as without a server;
@@ -18,8 +21,12 @@ fixtures of tests/fixtures/hooks, filled in), so each hook does its real work: t
 the file's memories (a new session each run, so the once-per-session throttle never skips
 it), the lesson guard, a commit read with git and captured, the reminder, the Stop hook's
 citations / evidence / handoff / note files, the pre-compaction summary and a remember
-request. Also reported: whether the alone process imports the embedding runtime (it must
-not: no hook embeds a query), from `python -X importtime`.
+request. The home's memories are embedded by the server's worker, so an alone `recall` embeds
+its query as a user's does (loading the model in its own process). Each process's CPU (user +
+system, from the OS's accounting of the child) is reported beside its wall time: the served
+figure is the forwarding process's own, the server's work is not in it. Also reported:
+whether the alone hook process imports the embedding runtime (it must not: no hook embeds a
+query), from `python -X importtime`.
 """
 
 from __future__ import annotations
@@ -32,16 +39,19 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import http_bench, peer_servers
+from bench import http_bench, import_areas, peer_servers
 from memesh_site.hook_outcomes import OUTCOMES_FILENAME
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "hooks"
 LOCAL = "MEMESH_CLI_LOCAL"
 BOUND = 2.0  # the issue's: a hook process within 2x the peer's CLI call
+# A fixture name: user-prompt-submit.json with a prompt that asks nothing of memesh.
+PLAIN_PROMPT = "user-prompt-submit.json#plain"
 # (label, event, fixture, a fresh session id each run)
 HOOKS = (
     ("session-start", "session-start", "session-start.json", False),
@@ -52,8 +62,41 @@ HOOKS = (
     ("stop", "stop", "stop.json", False),
     ("pre-compact", "pre-compact", "pre-compact.json", False),
     ("user-prompt-submit", "user-prompt-submit", "user-prompt-submit.json", False),
+    # The two most frequent calls, which find nothing to do (api/hooks/triage.py).
+    ("post-tool-use Bash", "post-tool-use", "post-tool-use-bash-cat.json", False),
+    ("user-prompt-submit plain", "user-prompt-submit", PLAIN_PROMPT, False),
 )
+# (label, arguments; None: a remember of a new memory each run)
+COMMANDS: tuple[tuple[str, list[str] | None], ...] = (
+    ("memesh --help", ["--help"]),
+    ("memesh remember", None),
+    ("memesh recall", ["recall", "audience", "settings"]),
+)
+# Column heads of the imports table (one column per process).
+SHORT = {
+    "session-start": "start",
+    "pre-tool-use Edit": "pre Edit",
+    "pre-tool-use Bash": "pre Bash",
+    "post-tool-use commit": "post commit",
+    "post-tool-use ExitPlanMode": "post plan",
+    "stop": "stop",
+    "pre-compact": "precompact",
+    "user-prompt-submit": "prompt",
+    "post-tool-use Bash": "post Bash",
+    "user-prompt-submit plain": "prompt plain",
+    "memesh --help": "--help",
+    "memesh remember": "remember",
+    "memesh recall": "recall",
+}
 EMBEDDING_RUNTIME = ("onnxruntime", "tokenizers")
+SYSTEMS = ("served", "alone", "peer")
+
+
+@dataclass(frozen=True)
+class Run:
+    wall_s: float
+    cpu_s: float  # the child's user + system time
+    code: int
 
 
 class Bench:
@@ -76,13 +119,20 @@ class Bench:
         env = {**peer_servers.memesh_env(self.home), "HOME": str(self.user_home)}
         return {**env, LOCAL: "1"} if system == "alone" else env
 
-    def run(self, args: list[str], system: str, stdin: str = "") -> tuple[float, int]:
+    def run(self, args: list[str], system: str, stdin: str = "") -> Run:
         started = time.perf_counter()
-        done = subprocess.run(
-            args, cwd=self.repo, env=self.env(system), input=stdin.encode(),
-            capture_output=True, check=False,
+        child = subprocess.Popen(
+            args, cwd=self.repo, env=self.env(system), stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        return time.perf_counter() - started, done.returncode
+        assert child.stdin is not None
+        child.stdin.write(stdin.encode())
+        child.stdin.close()
+        # wait4, not wait: the child's own CPU time, as the OS accounted it.
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - started
+        return Run(wall, usage.ru_utime + usage.ru_stime, child.returncode)
 
     def git(self, *args: str) -> str:
         done = subprocess.run(
@@ -110,7 +160,7 @@ class Bench:
              "`git push --force-with-lease`"],
             ["remember", "--name", "notes", "--type", "note", "--obs", "release on Fridays"],
         ):  # fmt: skip
-            _, code = self.run([*memesh, *args], "alone")
+            code = self.run([*memesh, *args], "alone").code
             if code != 0:
                 raise RuntimeError(f"memesh {args[0]} exited {code}")
         (self.claude / "memory" / "deploy.md").write_text(
@@ -124,10 +174,33 @@ class Bench:
             (self.claude / f"{session}.jsonl").write_text(text)
 
     def payload(self, fixture: str, session: str) -> str:
+        if fixture == PLAIN_PROMPT:
+            data = json.loads(self.payload(fixture.split("#")[0], session))
+            return json.dumps({**data, "prompt": "Fix the failing test, then run the suite."})
         text = (FIXTURES / fixture).read_text()
         text = text.replace("__CWD__", str(self.repo)).replace("__SESSION__", session)
         text = text.replace("__TRANSCRIPT__", str(self.claude / "bench.jsonl"))
         return text.replace("__SHORT_HASH__", self.short_hash)
+
+    def hook_args(self, event: str) -> list[str]:
+        return [str(peer_servers.memesh_bin()), "hook", event]
+
+    def command_args(self, args: list[str] | None, run: str) -> list[str]:
+        args = args or ["remember", "--name", f"bench-{run}", "--type", "note",
+                        "--obs", f"bench observation {run}", "--tag", "file:auth.py"]  # fmt: skip
+        return [str(peer_servers.memesh_bin()), *args]
+
+    def import_areas(self, args: list[str], stdin: str, runs: int) -> dict[str, float]:
+        """Where an alone process of `args` spends its imports, median of `runs` runs."""
+        samples = []
+        for _ in range(runs):
+            done = subprocess.run(
+                [sys.executable, "-X", "importtime", "-m", "memesh_site.cli", *args[1:]],
+                cwd=self.repo, env=self.env("alone"), input=stdin.encode(),
+                capture_output=True, check=False,
+            )  # fmt: skip
+            samples.append(import_areas.self_times(done.stderr.decode()))
+        return import_areas.by_area(samples)
 
     def imports_embedding_runtime(self) -> bool:
         """Whether an alone hook process (the heaviest: stop) imports the embedding runtime."""
@@ -140,15 +213,17 @@ class Bench:
         return any(name in imported for name in EMBEDDING_RUNTIME)
 
 
-def stats(walls: list[float]) -> dict[str, float]:
+def stats(runs: list[Run]) -> dict[str, float]:
+    walls = [r.wall_s for r in runs]
     return {
         "median_s": round(statistics.median(walls), 4),
         "min_s": round(min(walls), 4),
         "max_s": round(max(walls), 4),
+        "cpu_median_s": round(statistics.median(r.cpu_s for r in runs), 4),
     }
 
 
-def measure(runs: int, peer: Path, say: Any) -> dict[str, Any]:
+def measure(runs: int, peer: Path, say: Any, import_runs: int = 0) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="memesh-hook-bench-", ignore_cleanup_errors=True) as t:
         bench = Bench(Path(t), peer)
         say("seeding the home")
@@ -157,25 +232,40 @@ def measure(runs: int, peer: Path, say: Any) -> dict[str, Any]:
         bench.run([str(peer), "cli", "recall", "x"], "peer")
         say("starting memesh serve on the home")
         server = peer_servers.start_memesh(http_bench.free_port(), home=bench.home)
-        walls: dict[str, dict[str, list[float]]] = {
-            label: {"served": [], "alone": [], "peer": []} for label, *_ in HOOKS
+        labels = [label for label, *_ in HOOKS] + [label for label, _ in COMMANDS]
+        samples: dict[str, dict[str, list[Run]]] = {
+            label: {system: [] for system in SYSTEMS} for label in labels
         }
-        failures = 0
+        areas: dict[str, dict[str, float]] = {}
         try:
             for i in range(runs):
                 say(f"run {i + 1}/{runs}")
                 for label, event, fixture, fresh in HOOKS:
-                    for system in ("served", "alone", "peer"):
+                    for system in SYSTEMS:
                         if system == "peer":
                             args, stdin = [str(peer), "cli", "recall", "x"], ""
                         else:
                             session = f"bench-{system}-{i}" if fresh else "bench"
-                            args = [str(peer_servers.memesh_bin()), "hook", event]
+                            args = bench.hook_args(event)
                             stdin = bench.payload(fixture, session)
-                        seconds, code = bench.run(args, system, stdin)
-                        walls[label][system].append(seconds)
-                        failures += code != 0
+                        samples[label][system].append(bench.run(args, system, stdin))
+                for label, command in COMMANDS:
+                    for system in SYSTEMS:
+                        if system == "peer":
+                            args = [str(peer), "cli", "recall", "x"]
+                        else:
+                            args = bench.command_args(command, f"{system}-{i}")
+                        samples[label][system].append(bench.run(args, system))
             embedding = bench.imports_embedding_runtime()
+            if import_runs:
+                for label, event, fixture, _ in HOOKS:
+                    say(f"imports: {label}")
+                    stdin = bench.payload(fixture, "bench-imports")
+                    areas[label] = bench.import_areas(bench.hook_args(event), stdin, import_runs)
+                for label, command in COMMANDS:
+                    say(f"imports: {label}")
+                    args = bench.command_args(command, "imports")
+                    areas[label] = bench.import_areas(args, "", import_runs)
             outcomes = bench.home / OUTCOMES_FILENAME
             failed = [
                 json.loads(line)
@@ -184,15 +274,17 @@ def measure(runs: int, peer: Path, say: Any) -> dict[str, Any]:
             ]
         finally:
             peer_servers.stop(server)  # removes the memesh home with it
-    hooks: dict[str, Any] = {}
-    for label, by_system in walls.items():
-        figures = {system: stats(ws) for system, ws in by_system.items()}
-        peer_median = figures["peer"]["median_s"]
-        hooks[label] = {
-            **figures,
-            "served_ratio": round(figures["served"]["median_s"] / peer_median, 2),
-            "alone_ratio": round(figures["alone"]["median_s"] / peer_median, 2),
+    figures: dict[str, Any] = {}
+    for label, by_system in samples.items():
+        row = {system: stats(rs) for system, rs in by_system.items()}
+        peer_median = row["peer"]["median_s"]
+        figures[label] = {
+            **row,
+            "served_ratio": round(row["served"]["median_s"] / peer_median, 2),
+            "alone_ratio": round(row["alone"]["median_s"] / peer_median, 2),
         }
+    every_run = [r for by_system in samples.values() for rs in by_system.values() for r in rs]
+    failures = sum(r.code != 0 for r in every_run)
     return {
         "runs": runs,
         "bound_ratio": BOUND,
@@ -201,24 +293,31 @@ def measure(runs: int, peer: Path, say: Any) -> dict[str, Any]:
         "failed_outcomes": [{"event": o.get("event"), "error": o.get("error")} for o in failed],
         "alone_imports_embedding_runtime": embedding,
         "load_average": os.getloadavg(),
-        "hooks": hooks,
+        "hooks": {label: figures[label] for label, *_ in HOOKS},
+        "commands": {label: figures[label] for label, _ in COMMANDS},
+        "import_runs": import_runs,
+        "alone_import_areas_s": areas,
     }
 
 
 def render(result: dict[str, Any]) -> str:
     out = [
-        f"memesh hook processes, {result['runs']} runs each, median wall time (min-max); "
-        f"ratio to the peer's `cli recall x`; the issue's bound: {result['bound_ratio']:g}x",
-        f"{'hook':<28} {'served':>16} {'alone':>16} {'peer':>16} {'served/peer':>12} "
-        f"{'alone/peer':>11}",
+        f"memesh processes, {result['runs']} runs each: median wall time (min-max) and median "
+        "CPU (user + system) of the process; ratio to the peer's `cli recall x`; the issue's "
+        f"bound: {result['bound_ratio']:g}x. served: `memesh serve` runs the command for the "
+        "process (its CPU is the forwarding process's own); alone: no server, the whole "
+        "command in the process.",
+        f"{'process':<28} {'served':>16} {'cpu':>6} {'alone':>16} {'cpu':>6} {'peer':>16} "
+        f"{'served/peer':>12} {'alone/peer':>11}",
     ]
 
     def cell(f: dict[str, float]) -> str:
         return f"{f['median_s']:.3f} ({f['min_s']:.2f}-{f['max_s']:.2f})"
 
-    for label, h in result["hooks"].items():
+    for label, h in {**result["hooks"], **result["commands"]}.items():
         out.append(
-            f"{label:<28} {cell(h['served']):>16} {cell(h['alone']):>16} {cell(h['peer']):>16} "
+            f"{label:<28} {cell(h['served']):>16} {h['served']['cpu_median_s']:>6.3f} "
+            f"{cell(h['alone']):>16} {h['alone']['cpu_median_s']:>6.3f} {cell(h['peer']):>16} "
             f"{h['served_ratio']:>11.2f}x {h['alone_ratio']:>10.2f}x"
         )
     out.append(
@@ -227,6 +326,24 @@ def render(result: dict[str, Any]) -> str:
         f"embedding runtime: {'yes' if result['alone_imports_embedding_runtime'] else 'no'}; "
         "load average at the end: " + " ".join(f"{x:.2f}" for x in result["load_average"])
     )
+    areas: dict[str, dict[str, float]] = result["alone_import_areas_s"]
+    if areas:
+        labels = list(areas)
+        largest = {
+            a: max(by.get(a, 0.0) for by in areas.values()) for by in areas.values() for a in by
+        }
+        names = sorted(largest, key=lambda a: -largest[a])
+        out += [
+            "",
+            f"alone processes' imports by area, ms (`-X importtime` self times, median of "
+            f"{result['import_runs']} runs; the instrument's overhead included)",
+            f"{'area':<50}" + "".join(f"{SHORT.get(label, label)[:12]:>13}" for label in labels),
+        ]
+        for name in [*names, "total"]:
+            values = [
+                sum(by.values()) if name == "total" else by.get(name, 0.0) for by in areas.values()
+            ]
+            out.append(f"{name:<50}" + "".join(f"{v * 1000:>13.0f}" for v in values))
     return "\n".join(out)
 
 
@@ -235,13 +352,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tools", default=peer_servers.TOOLS_SHOWN, help="peer-memesh's folder")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--imports", type=int, default=0, metavar="N",
+        help="also time each alone process's imports by area, N runs each",
+    )  # fmt: skip
     args = parser.parse_args()
     tools = peer_servers.find_tools(args.tools)
 
     def say(message: str) -> None:
         sys.stderr.write(f"[hook_bench] {message}\n")
 
-    result = measure(args.runs, tools.peer, say)
+    result = measure(args.runs, tools.peer, say, args.imports)
     print(json.dumps(result, indent=2) if args.json else render(result))
 
 

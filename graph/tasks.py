@@ -10,7 +10,6 @@ from typing import Any
 
 from celery.signals import worker_ready
 
-from graph.indexing import vectors
 from memesh_site.celery import app
 
 
@@ -19,6 +18,10 @@ from memesh_site.celery import app
 @app.task(ignore_result=True)
 def embed_pending_task() -> dict[str, Any]:
     """Embed every active entity whose live vector is missing or stale."""
+    # Imported by the worker, which runs this: a process that only queues the task (every
+    # write's, a hook's or a CLI command's) has no use for the vector side, or numpy.
+    from graph.indexing import vectors
+
     report = vectors.embed_pending()
     return {"embedded": report.embedded, "failed": report.failed, "skipped": report.skipped}
 

@@ -7,11 +7,15 @@ load (a bad MEMESH_* value), a server that stopped answering mid-command — are
 MEMESH_HOME/hook-outcomes.jsonl, and the exit status is 0 all the same: a hook must never
 block the agent or show it a traceback.
 
+A call that has nothing to do, as its input alone shows (a PostToolUse of a Bash command that
+is no commit: api/hooks/triage.py), is answered here without Django when no server runs.
+
 Standard library only until Django is needed.
 """
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import sys
@@ -42,6 +46,13 @@ class ForwardFailed(RuntimeError):
 
 def _run_here(args: list[str], stdin: str) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
+    # The settings module is loaded as Django would load it, so that settings which do not
+    # load fail (and are recorded) the same way, whether or not Django is needed after.
+    importlib.import_module(os.environ["DJANGO_SETTINGS_MODULE"])
+    from api.hooks import triage
+
+    if triage.nothing_to_do(args, stdin, limit=cli_forward.MAX_STDIN_BYTES):
+        return  # the handler's answer: silence
     sys.stdin = io.StringIO(stdin)
     from django.core.management import execute_from_command_line
 

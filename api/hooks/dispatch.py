@@ -10,30 +10,33 @@ skipped capture worth knowing about) is recorded there too.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import cast
 
-from api.hooks import (
-    post_tool_use,
-    pre_compact,
-    pre_tool_use,
-    session_start,
-    stop,
-    user_prompt_submit,
-)
 from api.hooks.output import HookReply
 from api.hooks.payload import HookPayload, parse_payload
 from memesh_site import hook_outcomes
 from memesh_site.redact import redact_message
 
-# `memesh hook <event>`: the fixed interface the plugin's hooks file calls.
-HANDLERS: dict[str, Callable[[HookPayload], HookReply]] = {
-    "session-start": session_start.handle,
-    "pre-tool-use": pre_tool_use.handle,
-    "post-tool-use": post_tool_use.handle,
-    "stop": stop.handle,
-    "pre-compact": pre_compact.handle,
-    "user-prompt-submit": user_prompt_submit.handle,
+# `memesh hook <event>`: the fixed interface the plugin's hooks file calls, and the module
+# (under api/hooks/) whose `handle` answers it. Named, not imported: a hook process imports
+# only its own event's module — post-tool-use's commit capture brings the write path and the
+# vector side (numpy) with it, which a session-start has no use for (docs/performance-notes.md).
+HANDLERS: dict[str, str] = {
+    "session-start": "session_start",
+    "pre-tool-use": "pre_tool_use",
+    "post-tool-use": "post_tool_use",
+    "stop": "stop",
+    "pre-compact": "pre_compact",
+    "user-prompt-submit": "user_prompt_submit",
 }
+
+
+def handler_for(event: str) -> Callable[[HookPayload], HookReply]:
+    """The handler of `event` (one of HANDLERS), its module imported now."""
+    module = importlib.import_module(f"api.hooks.{HANDLERS[event]}")
+    return cast(Callable[[HookPayload], HookReply], module.handle)
 
 
 class UnknownEvent(ValueError):
@@ -50,9 +53,9 @@ def run_hook_reply(event: str, stdin: str, *, limit: int) -> tuple[str, str]:
     """run_hook's stdout, and the line for stderr a handler may have ("" and "" on any
     failure)."""
     try:
-        handler = HANDLERS.get(event)
-        if handler is None:
+        if event not in HANDLERS:
             raise UnknownEvent(f"no hook event {event!r} (one of {', '.join(HANDLERS)})")
+        handler = handler_for(event)
         if len(stdin) > limit:
             raise ValueError(f"the hook input is longer than {limit} characters")
         payload = parse_payload(stdin)

@@ -5,7 +5,7 @@ it must have — a field of another type is treated as absent, never trusted.
 
 The project is the one of the payload's `cwd` (an existing absolute directory), else of the
 directory the command was started in (the caller's, when `memesh serve` runs it:
-api/cli.py `invocation_directory`).
+api/invocation.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from api.cli import invocation_directory
+from api.invocation import invocation_directory
 from graph.project import project_id
 from memesh_site import json_limits
 

@@ -16,13 +16,10 @@ import re
 import time
 from pathlib import Path
 
-from api.git_history import commit_facts
 from api.hooks import session_state
 from api.hooks.output import HookReply, Note, context
 from api.hooks.payload import HookPayload
-from api.hooks.transcript import COMMIT_COMMAND, COMMIT_LINE
-from graph.ops.capture import auto_capture_enabled
-from graph.ops.commit_capture import CommitDropped, commit_capture
+from api.hooks.tools import COMMIT_COMMAND, COMMIT_LINE
 
 EVENT = "PostToolUse"
 # A quiet commit (`git commit -q -m …`) prints no hash: HEAD is taken only when git made it
@@ -50,6 +47,12 @@ def capture_commit(payload: HookPayload) -> HookReply:
     command = payload.tool_input.get("command")
     if not isinstance(command, str) or not COMMIT_COMMAND.search(command):
         return HookReply()
+    # Imported for a commit only: most Bash calls are not one, and the capture path (git,
+    # remember's write service and what it uses) is most of this hook's start-up.
+    from api.git_history import commit_facts
+    from graph.ops.capture import auto_capture_enabled
+    from graph.ops.commit_capture import CommitDropped, commit_capture
+
     if not auto_capture_enabled():
         return HookReply()
     response = payload.tool_response
@@ -86,9 +89,20 @@ def remind(payload: HookPayload) -> HookReply:
     return HookReply(stdout=context(EVENT, text))
 
 
+def has_work(payload: HookPayload) -> bool:
+    """Whether this call may need more than its input: a Bash command that runs `git commit`,
+    or a tool whose decision the agent is reminded of. Every other call is answered with
+    silence, and is told from the input alone, so a process without a server answers it
+    before Django is set up (api/hooks/triage.py)."""
+    if payload.tool_name == "Bash":
+        command = payload.tool_input.get("command")
+        return isinstance(command, str) and bool(COMMIT_COMMAND.search(command))
+    return payload.tool_name in REMINDED_TOOLS
+
+
 def handle(payload: HookPayload) -> HookReply:
+    if not has_work(payload):
+        return HookReply()
     if payload.tool_name == "Bash":
         return capture_commit(payload)
-    if payload.tool_name in REMINDED_TOOLS:
-        return remind(payload)
-    return HookReply()
+    return remind(payload)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from api.hooks.output import HookReply, Note
 from api.hooks.payload import HookPayload
 from api.hooks.transcript import read_transcript, session_evidence
-from graph.ops.capture import auto_capture_enabled, clip
+from graph.ops.capture import auto_capture_enabled
+from graph.ops.clipping import clip
 from graph.ops.handoff import clean_reply, pick_reply
 from graph.ops.session_evidence import evidence_capture
 

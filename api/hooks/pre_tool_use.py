@@ -16,7 +16,7 @@ import os
 from api.hooks import session_state
 from api.hooks.output import HookReply, context
 from api.hooks.payload import HookPayload
-from api.hooks.transcript import EDIT_TOOLS
+from api.hooks.tools import EDIT_TOOLS
 from graph.ops.file_context import file_context
 from graph.ops.lesson_guards import command_guards
 

@@ -25,16 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from api.hooks.tools import COMMIT_COMMAND, COMMIT_LINE, EDIT_TOOLS
 from graph.ops.session_evidence import ErrorSignal, FixSignal, SessionEvidence
 
 MAX_BYTES = 8 * 1024 * 1024
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 SUBJECT_CHARS = 120
 MESSAGE_CHARS = 200
 
-COMMIT_COMMAND = re.compile(r"\bgit\b[^|;&\n]*\bcommit\b")
-# `[main 1a2b3c4] subject`, `[main (root-commit) 1a2b3c4] subject`
-COMMIT_LINE = re.compile(r"^\[([^\s\]]+)(?: \([\w -]+\))? ([0-9a-f]{7,40})\] (.*)$", re.MULTILINE)
 _TEST_COMMAND = re.compile(
     r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|"
     r"go\s+test|cargo\s+test|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|make\s+(?:test|check)|"

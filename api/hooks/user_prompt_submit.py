@@ -8,17 +8,22 @@ must store it itself.
 
 A session that declared its recipient (MEMESH_RECIPIENT) is also told of messages from other
 agents newly waiting for it in this project, once per message id (api/hooks/inbox.py).
+
+Most prompts are neither, and this hook runs on every prompt, before the agent sees it: its
+module imports no Django, so that, without a server, such a prompt is answered before Django
+is set up (`has_work`, api/hooks/triage.py). The inbox and the capture are imported by the
+calls that use them.
 """
 
 from __future__ import annotations
 
 import json
 
-from api.hooks import inbox
+from django.conf import settings
+
 from api.hooks.output import HookReply, Note, context
 from api.hooks.payload import HookPayload
-from graph.ops.capture import Captured, auto_capture_enabled
-from graph.ops.remember_intent import IntentDropped, remember_intent, remember_intent_capture
+from graph.ops.remember_intent import remember_intent
 
 EVENT = "UserPromptSubmit"
 
@@ -29,7 +34,15 @@ _ASK_AGENT = (
 )
 
 
+def has_work(payload: HookPayload) -> bool:
+    """Whether the prompt asks for something to be remembered or the session declared a
+    recipient; every other prompt is answered with silence."""
+    return remember_intent(payload.text("prompt")) is not None or bool(settings.MEMESH_RECIPIENT)
+
+
 def handle(payload: HookPayload) -> HookReply:
+    if not has_work(payload):
+        return HookReply()
     reply = _remember_reply(payload)
     notice = _message_notice(payload)
     if notice is None:
@@ -44,6 +57,8 @@ def handle(payload: HookPayload) -> HookReply:
 
 def _message_notice(payload: HookPayload) -> str | None:
     """Messages newly waiting for the declared recipient (api/hooks/inbox.py)."""
+    from api.hooks import inbox  # the module docstring says why here
+
     principal = inbox.declared().principal
     if principal is None:
         return None
@@ -54,6 +69,9 @@ def _remember_reply(payload: HookPayload) -> HookReply:
     intent = remember_intent(payload.text("prompt"))
     if intent is None:
         return HookReply()
+    from graph.ops.capture import Captured, auto_capture_enabled  # the module docstring says why
+    from graph.ops.remember_intent import IntentDropped, remember_intent_capture
+
     if not intent.content:
         return HookReply(stdout=context(EVENT, f"MeMesh: {_ASK_AGENT}"))
     if not auto_capture_enabled():

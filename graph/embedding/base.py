@@ -10,8 +10,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    # Every write imports this interface (graph/ops/writes.py asks the provider whether to
+    # queue an embedding); only an embedder at work needs numpy, ~0.2 s to import.
+    import numpy as np
 
 
 class EmbedderError(Exception):
@@ -70,6 +74,8 @@ class Embedder(ABC):
 
 def normalise_rows(vectors: np.ndarray) -> np.ndarray:
     """Scale each row to unit length (a zero row stays zero)."""
+    import numpy as np
+
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms == 0.0, 1.0, norms)

@@ -30,6 +30,12 @@ def build(config: EmbedderConfig) -> Embedder | None:
     return OllamaEmbedder(config) if config.provider == "ollama" else OpenAIEmbedder(config)
 
 
+def configured() -> bool:
+    """Whether an embedder is configured (`current()` is not None), without building it: every
+    write asks, to queue its embedding, and building the local embedder imports numpy."""
+    return load_config().provider != "none"
+
+
 def current() -> Embedder | None:
     """The embedder the configuration names; rebuilt when the configuration changes."""
     global _cached

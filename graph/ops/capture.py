@@ -30,6 +30,7 @@ from django.conf import settings
 from django.db import transaction
 
 from graph.models import Entity, Tag
+from graph.ops.clipping import clip
 from graph.ops.fields import MAX_OBSERVATION_CHARS, MAX_OBSERVATIONS, MAX_TAGS, MAX_TITLE
 from graph.ops.remember.schema import RememberInput
 from graph.ops.remember.service import entity_remember
@@ -63,16 +64,6 @@ def first_secret(*texts: str | None) -> str | None:
             if found is not None:
                 return found.detector
     return None
-
-
-def clip(text: str, limit: int) -> str:
-    """`text` stripped and at most `limit` characters, cut at a word when one is near."""
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > limit * 3 // 4 else cut).rstrip() + "…"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ import posixpath
 from dataclasses import dataclass, field
 
 from graph.models import Entity
-from graph.ops.capture import AUTO_CAPTURE_TAG, Captured, clip, entity_capture, first_secret
+from graph.ops.capture import AUTO_CAPTURE_TAG, Captured, entity_capture, first_secret
+from graph.ops.clipping import clip
 from graph.project_tags import project_tag
 
 COMMIT_TYPE = "commit"

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from graph.ops.capture import AUTO_CAPTURE_TAG, Captured, clip, entity_capture, first_secret
+from graph.ops.capture import AUTO_CAPTURE_TAG, Captured, entity_capture, first_secret
+from graph.ops.clipping import clip
 from graph.project_tags import project_tag
 
 HANDOFF_TYPE = "handoff"

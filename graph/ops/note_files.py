@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graph.models import Entity, Status
-from graph.ops.capture import AUTO_CAPTURE_TAG, clip, entity_capture, first_secret, tags_remove
+from graph.ops.capture import AUTO_CAPTURE_TAG, entity_capture, first_secret, tags_remove
+from graph.ops.clipping import clip
 from graph.project_tags import project_tag
 
 NOTE_FILE_TAG = "source:note-file"

@@ -12,16 +12,22 @@ reminds it to.
 `remember_intent_capture` stores the request's text as a `note` (named after the text, so the
 same request twice is one memory), tagged `source:user-prompt` and the project, with the
 session in `metadata.session_id`; a request carrying a secret is not stored.
+
+The detector needs no Django: UserPromptSubmit runs it on every prompt, and answers one with
+no request (in a session with no recipient) before Django is set up (api/hooks/triage.py).
+The capture imports the write path when it runs.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from graph.ops.capture import AUTO_CAPTURE_TAG, Captured, clip, entity_capture, first_secret
-from graph.ops.remember.note import parse_note
-from graph.project_tags import project_tag
+from graph.ops.clipping import clip
+
+if TYPE_CHECKING:
+    from graph.ops.capture import Captured
 
 USER_PROMPT_TAG = "source:user-prompt"
 MIN_CONTENT_CHARS = 12
@@ -79,6 +85,10 @@ class IntentDropped:
 def remember_intent_capture(
     *, content: str, project: str | None, session_id: str | None
 ) -> Captured | IntentDropped:
+    from graph.ops.capture import AUTO_CAPTURE_TAG, entity_capture, first_secret
+    from graph.ops.remember.note import parse_note
+    from graph.project_tags import project_tag
+
     detector = first_secret(content)
     if detector is not None:
         return IntentDropped(detector)

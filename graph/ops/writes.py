@@ -79,7 +79,7 @@ def request_embedding() -> None:
     any write whose request was dropped has committed — the task finds that write pending.
     """
     global _last_queued
-    if provider.current() is None:
+    if not provider.configured():
         return
     window = settings.MEMESH_EMBED_DEBOUNCE_SECONDS
     now = time.monotonic()

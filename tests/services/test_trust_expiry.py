@@ -14,7 +14,8 @@ from graph.indexing import vectors
 from graph.ops.briefing import briefing_index, build_briefing
 from graph.ops.bundle_export import ExportInput, bundle_export
 from graph.ops.memory_list import MemoryListInput, memory_list
-from graph.ops.recall import RecallInput, entity_recall
+from graph.ops.recall import RecallInput
+from graph.ops.recall.selector import entity_recall
 from graph.ops.remember import RememberInput, entity_remember
 from tests.helpers import remember, stored
 from tests.vector_support import use_embedder

@@ -22,7 +22,6 @@ from django.core.management.base import CommandParser
 
 from api.cli import MemeshCommand
 from api.hooks.dispatch import HANDLERS, run_hook_reply
-from api.hooks.session_start import refusal_without_database
 from memesh_site import hook_outcomes
 from memesh_site.cli_forward import MAX_STDIN_BYTES
 from memesh_site.db.schema import migrate_if_needed
@@ -50,6 +49,8 @@ class Command(MemeshCommand):
             hook_outcomes.record(event or "?", "failed", error=exc)
             answer, line = "", ""
             if event == "session-start":  # an invalid recipient id is refused all the same
+                from api.hooks.session_start import refusal_without_database
+
                 answer, line = refusal_without_database()
         if line:
             self.stderr.write(line)

@@ -38,7 +38,8 @@ from graph.ops.peer.schema import (
     trust_hint,
 )
 from graph.ops.ping import PingInput, memesh_ping
-from graph.ops.recall import RecallInput, entity_recall
+from graph.ops.recall import RecallInput
+from graph.ops.recall.selector import entity_recall
 from graph.ops.remember import RememberInput, entity_remember
 from graph.ops.remember.note import parse_note
 from graph.ops.scope import read_scope

@@ -1,19 +1,24 @@
 """recall: search stored knowledge, or list recent memories without a query.
 
 schema.py holds its models, selector.py the pipeline, vector_side.py the query embedding,
-access.py the batched access counting of what it returns."""
+access.py the batched access counting of what it returns.
+
+The pipeline (selector.py, and through it vector_side.py and numpy) is imported when a recall
+runs, not with this package: a write imports access.py (feedback counts citations through it),
+and every module of a package runs its __init__ first (docs/performance-notes.md)."""
 
 from __future__ import annotations
 
 from graph.ops.operation import READ_ONLY, CallContext, Operation
 from graph.ops.recall.schema import RecallInput, RecallOutput
-from graph.ops.recall.selector import entity_recall
 from graph.ops.scope import read_scope
 
-__all__ = ["RECALL", "RecallInput", "RecallOutput", "entity_recall"]
+__all__ = ["RECALL", "RecallInput", "RecallOutput"]
 
 
 def _recall(data: RecallInput, ctx: CallContext) -> RecallOutput:
+    from graph.ops.recall.selector import entity_recall  # the module docstring says why
+
     session_id = ctx.session(data.session_id)
     if session_id != data.session_id:
         data = data.model_copy(update={"session_id": session_id})
