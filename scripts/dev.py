@@ -91,6 +91,18 @@ def install_test_system_packages() -> None:
     _run(["apt-get", "install", "-y", "-q", *missing])
 
 
+# memesh's own packages: every memesh process (CLI, hook, server, worker) imports them.
+PACKAGES = ("memesh_site", "graph", "api", "agents", "proposals", "dashboard")
+
+
+def compile_bytecode() -> None:
+    """Compile memesh's modules once, here. Where PYTHONDONTWRITEBYTECODE is set (CI images
+    often set it), Python never caches them, and every process the suite or a user starts
+    compiled them from source again: ~0.15 s of CPU per hook process. Up-to-date files are
+    skipped, so a second run costs almost nothing."""
+    _run([str(BIN / "python"), "-m", "compileall", "-q", *PACKAGES])
+
+
 def parallel_options(pytest_args: list[str]) -> list[str]:
     """pytest-xdist's options for the whole suite: one worker per core (at most 4), each test
     file on one worker so a module's server fixture starts once. Most of the suite's time is
@@ -114,6 +126,7 @@ def main(argv: list[str]) -> int:
     setup(with_dev=command in {"test", "setup"})
     if command in {"test", "setup"}:
         install_test_system_packages()
+    compile_bytecode()
     if command == "setup":
         return 0
     if command == "run":
