@@ -10,10 +10,14 @@ The issue's bound: each hook process at most 2x the wall time of the original Me
 call (`../shared/tools/peer-memesh cli recall x`, run as bench/peer_cli.py runs it). Measured
 here, printed with the ratios, never asserted.
 
-Every hook, and `memesh --help`, `remember` and `recall`, is timed three ways, interleaved
-(served, alone, peer, served, …) so drift in the machine's load spreads over all three:
+Every hook, and `memesh --help`, `remember` and `recall`, is timed four ways, interleaved
+(served, mcp, alone, peer, served, …) so drift in the machine's load spreads over all four:
 - `served`: as the default install runs it, `memesh serve` running on the home (which runs
   the hook for the process: memesh_site/cli_forward.py, stdin carried with the request);
+- `mcp`: without `memesh serve`, the session's `memesh mcp` running on the home, as an agent
+  host keeps it (api/cli_host.py). Both run on the one home here: the mcp runs' environment
+  adds MEMESH_MCP_RUNS_CLI=true, which the server's lacks, so only the MCP process answers
+  them (a command is forwarded only to a process of its own MEMESH_* environment);
 - `alone`: MEMESH_CLI_LOCAL=1, the whole hook in its own process, as without a server;
 - `peer`: the peer's `cli recall x`, the reference call.
 The home holds a few memories, a lesson, a note file and a session transcript (the test
@@ -89,7 +93,13 @@ SHORT = {
     "memesh recall": "recall",
 }
 EMBEDDING_RUNTIME = ("onnxruntime", "tokenizers")
-SYSTEMS = ("served", "alone", "peer")
+SYSTEMS = ("served", "mcp", "alone", "peer")
+MCP_ONLY = "MEMESH_MCP_RUNS_CLI"  # set for the mcp runs alone (see above)
+INITIALIZE = (
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    '"capabilities":{},"clientInfo":{"name":"hook-bench","version":"0"}}}\n'
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+)
 
 
 @dataclass(frozen=True)
@@ -117,7 +127,28 @@ class Bench:
         if system == "peer":
             return {**os.environ, "MEMESH_PEER_HOME": str(self.peer_home)}
         env = {**peer_servers.memesh_env(self.home), "HOME": str(self.user_home)}
+        if system == "mcp":
+            return {**env, MCP_ONLY: "true"}
         return {**env, LOCAL: "1"} if system == "alone" else env
+
+    def start_mcp(self) -> subprocess.Popen[bytes]:
+        """`memesh mcp` on the home, initialized, taking the mcp runs' commands once its
+        record is written (api/cli_host.py)."""
+        child = subprocess.Popen(
+            [str(peer_servers.memesh_bin()), "mcp"], cwd=self.repo, env=self.env("mcp"),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.write(INITIALIZE.encode())
+        child.stdin.flush()
+        child.stdout.readline()  # the initialize answer
+        hosts = self.home / "cli-hosts"
+        deadline = time.monotonic() + 30
+        while not (hosts / f"{child.pid}.json").exists():
+            if time.monotonic() > deadline or child.poll() is not None:
+                raise SystemExit("memesh mcp did not record itself as a CLI host")
+            time.sleep(0.05)
+        return child
 
     def run(self, args: list[str], system: str, stdin: str = "") -> Run:
         started = time.perf_counter()
@@ -232,6 +263,8 @@ def measure(runs: int, peer: Path, say: Any, import_runs: int = 0) -> dict[str, 
         bench.run([str(peer), "cli", "recall", "x"], "peer")
         say("starting memesh serve on the home")
         server = peer_servers.start_memesh(http_bench.free_port(), home=bench.home)
+        say("starting memesh mcp on the home")
+        mcp = bench.start_mcp()
         labels = [label for label, *_ in HOOKS] + [label for label, _ in COMMANDS]
         samples: dict[str, dict[str, list[Run]]] = {
             label: {system: [] for system in SYSTEMS} for label in labels
@@ -273,6 +306,9 @@ def measure(runs: int, peer: Path, say: Any, import_runs: int = 0) -> dict[str, 
                 if '"failed"' in line
             ]
         finally:
+            assert mcp.stdin is not None
+            mcp.stdin.close()  # the MCP process ends with its input
+            mcp.wait(timeout=60)
             peer_servers.stop(server)  # removes the memesh home with it
     figures: dict[str, Any] = {}
     for label, by_system in samples.items():
@@ -281,6 +317,7 @@ def measure(runs: int, peer: Path, say: Any, import_runs: int = 0) -> dict[str, 
         figures[label] = {
             **row,
             "served_ratio": round(row["served"]["median_s"] / peer_median, 2),
+            "mcp_ratio": round(row["mcp"]["median_s"] / peer_median, 2),
             "alone_ratio": round(row["alone"]["median_s"] / peer_median, 2),
         }
     every_run = [r for by_system in samples.values() for rs in by_system.values() for r in rs]
@@ -305,10 +342,10 @@ def render(result: dict[str, Any]) -> str:
         f"memesh processes, {result['runs']} runs each: median wall time (min-max) and median "
         "CPU (user + system) of the process; ratio to the peer's `cli recall x`; the issue's "
         f"bound: {result['bound_ratio']:g}x. served: `memesh serve` runs the command for the "
-        "process (its CPU is the forwarding process's own); alone: no server, the whole "
-        "command in the process.",
-        f"{'process':<28} {'served':>16} {'cpu':>6} {'alone':>16} {'cpu':>6} {'peer':>16} "
-        f"{'served/peer':>12} {'alone/peer':>11}",
+        "process (its CPU is the forwarding process's own); mcp: no serve, the session's "
+        "`memesh mcp` runs it; alone: no server, the whole command in the process.",
+        f"{'process':<28} {'served':>16} {'cpu':>6} {'mcp':>16} {'alone':>16} {'cpu':>6} "
+        f"{'peer':>16} {'served/peer':>12} {'mcp/peer':>9} {'alone/peer':>11}",
     ]
 
     def cell(f: dict[str, float]) -> str:
@@ -317,8 +354,9 @@ def render(result: dict[str, Any]) -> str:
     for label, h in {**result["hooks"], **result["commands"]}.items():
         out.append(
             f"{label:<28} {cell(h['served']):>16} {h['served']['cpu_median_s']:>6.3f} "
+            f"{cell(h['mcp']):>16} "
             f"{cell(h['alone']):>16} {h['alone']['cpu_median_s']:>6.3f} {cell(h['peer']):>16} "
-            f"{h['served_ratio']:>11.2f}x {h['alone_ratio']:>10.2f}x"
+            f"{h['served_ratio']:>11.2f}x {h['mcp_ratio']:>8.2f}x {h['alone_ratio']:>10.2f}x"
         )
     out.append(
         f"non-zero exits: {result['failures']}; failed hook outcomes: "
