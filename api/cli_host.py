@@ -85,6 +85,7 @@ def _record_write(port: int, token: str) -> Path | None:
     }
     try:
         paths.ensure_private_dir(directory)
+        _remove_stale(directory)
         fd, tmp = tempfile.mkstemp(prefix=".host-", suffix=".json", dir=directory)
         try:
             os.fchmod(fd, 0o600)
@@ -100,6 +101,19 @@ def _record_write(port: int, token: str) -> Path | None:
         logger.warning("memesh mcp could not record itself in %s: %s", directory, exc)
         return None
     return path
+
+
+def _remove_stale(directory: Path) -> None:
+    """Remove the records of MCP processes that ended without removing theirs (killed
+    outright): CLI processes skip them anyway, but they would pile up."""
+    for path in directory.glob("*.json"):
+        try:
+            pid = json.loads(path.read_text()).get("pid")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if not cli_forward.process_alive(pid):
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def _handler_for(token: str) -> type[BaseHTTPRequestHandler]:

@@ -130,7 +130,7 @@ def record_fields(env: Mapping[str, str], token: str) -> dict[str, Any]:
     }
 
 
-def _alive(pid: object) -> bool:
+def process_alive(pid: object) -> bool:
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:
@@ -185,7 +185,7 @@ def _record_at(path: Path) -> dict[str, Any] | None:
         record = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return record if isinstance(record, dict) and _alive(record.get("pid")) else None
+    return record if isinstance(record, dict) and process_alive(record.get("pid")) else None
 
 
 def _answers_for(record: dict[str, Any], database: str, fingerprint: str) -> bool:

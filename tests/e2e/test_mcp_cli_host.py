@@ -47,6 +47,13 @@ def host_records(home: Path) -> list[Path]:
 
 def test_the_mcp_process_runs_commands_and_hooks_and_removes_its_record(tmp_path: Path) -> None:
     home = tmp_path / "home"
+    # A record left by an MCP process killed outright (no such process now): swept away.
+    hosts = home / cli_forward.HOSTS_DIRNAME
+    hosts.mkdir(parents=True)
+    hosts.chmod(0o700)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (hosts / f"{dead.pid}.json").write_text(json.dumps({"pid": dead.pid, "port": 1}))
     server = StdioServer(home)
     try:
         server.initialize("host-test")
