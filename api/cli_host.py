@@ -24,7 +24,6 @@ import hmac
 import json
 import logging
 import os
-import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -83,20 +82,11 @@ def _record_write(port: int, token: str) -> Path | None:
         "host": LOOPBACK,
         "port": port,
     }
+    path = directory / f"{os.getpid()}.json"
     try:
         paths.ensure_private_dir(directory)
         _remove_stale(directory)
-        fd, tmp = tempfile.mkstemp(prefix=".host-", suffix=".json", dir=directory)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w") as handle:
-                json.dump(record, handle)
-            path = directory / f"{os.getpid()}.json"
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        paths.write_private_json(path, record)
     except OSError as exc:
         logger.warning("memesh mcp could not record itself in %s: %s", directory, exc)
         return None

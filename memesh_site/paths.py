@@ -10,9 +10,13 @@ settings.py calls the helpers that take a `home` while it loads; everything else
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import secrets
+import tempfile
 from pathlib import Path
+from typing import Any
 
 DB_FILENAME = "knowledge-graph.db"
 SECRET_KEY_FILENAME = "secret-key"
@@ -57,3 +61,20 @@ def stored_secret_key(home: Path) -> str:
     key = secrets.token_urlsafe(50)
     path.write_text(key)
     return key
+
+
+def write_private_json(path: Path, data: Any) -> None:
+    """Write `data` as JSON to `path` atomically, mode 0600, in a 0700 directory: a reader
+    sees the old file or the whole new one, never a part (the runtime records of `memesh
+    serve` and `memesh mcp`, which hold a token). Raises OSError."""
+    ensure_private_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".json", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

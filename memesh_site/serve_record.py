@@ -18,7 +18,6 @@ import http.client
 import json
 import logging
 import os
-import tempfile
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,17 +53,7 @@ def record_write(
     }
     path = record_path()
     try:
-        paths.ensure_private_dir(path.parent)
-        fd, tmp = tempfile.mkstemp(prefix=".serve-", suffix=".json", dir=path.parent)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w") as handle:
-                json.dump(record, handle)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        paths.write_private_json(path, record)
     except OSError as exc:
         logger.warning("memesh serve could not record itself in %s: %s", path, exc)
 

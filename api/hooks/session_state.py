@@ -7,11 +7,9 @@ once). A state that cannot be read starts empty: at worst a reminder is shown tw
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -36,16 +34,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _save(path: Path, state: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".hook-sessions-", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(state, handle)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    paths.write_private_json(path, state)
 
 
 def first_time(session_id: str, key: str) -> bool:
