@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from graph.storage.entities import EntityManager
+from graph.storage.meta import MetaManager
 from graph.storage.outcomes import OutcomeManager
 from graph.storage.vector_index import VectorManager
 
@@ -230,6 +231,8 @@ class MetaEntry(models.Model):
     key = models.CharField(max_length=100, primary_key=True)
     value = models.JSONField(default=dict)
     updated_at = models.DateTimeField(default=timezone.now)
+
+    objects = MetaManager()
 
     class Meta:
         verbose_name_plural = "meta entries"

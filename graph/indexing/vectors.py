@@ -78,8 +78,8 @@ class Generation:
 
 def read_marker(key: str) -> Generation | None:
     """The generation recorded under `key`; None when absent. Raises UnreadableMarker."""
-    row = MetaEntry.objects.filter(key=key).values_list("value", flat=True).first()
-    return None if row is None else Generation.parse(row)
+    value = MetaEntry.objects.value(key)  # valid JSON: the column has a JSON_VALID check
+    return None if value is None else Generation.parse(value)
 
 
 def write_marker(key: str, generation: Generation | None) -> None:

@@ -85,7 +85,14 @@ JOIN graph_entity AS e ON e.id = c.id
 ORDER BY c.score, c.id DESC
 """
 # Params: ids. Result: id and the indexed (already tokenized) text of each row.
-_SQL_INDEXED_TEXT = "SELECT rowid, head, body FROM {table} WHERE rowid IN ({ids})"
+# Params: one ' term ' per query term, then ids. Result per row: rowid, then for each term
+# whether the row's index text holds it. The index text is the terms separated by single
+# spaces (graph.search.text.index_text), so a padded `instr` is an exact term test, done in
+# SQLite without sending every candidate's text to Python to be split.
+_SQL_TERMS_PRESENT = (
+    "SELECT rowid, {tests} FROM (SELECT rowid, ' ' || head || ' ' || body || ' ' AS t"
+    " FROM {table} WHERE rowid IN ({ids}))"
+)
 # Params: now (naive UTC), ids, the filters' (EntityFilters.sql). Result per active entity
 # among the ids: the ranking inputs of _SQL_FTS_CANDIDATES with a bm25 of 0 (no keyword
 # evidence).
@@ -373,22 +380,26 @@ class KeywordIndexQueries(models.Manager):
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]
 
-    def indexed_terms(
-        self, entity_ids: Sequence[int], *, include_archived: bool = False
+    def terms_present(
+        self, entity_ids: Sequence[int], terms: Sequence[str], *, include_archived: bool = False
     ) -> dict[int, set[str]]:
-        """The index terms of each of these entities (head and body together)."""
-        if not entity_ids:
+        """Which of these index terms each of these entities holds (head and body together)."""
+        if not entity_ids or not terms:
             return {}
         out: dict[int, set[str]] = {}
         tables = [LIVE_FTS, ARCHIVED_FTS] if include_archived else [LIVE_FTS]
+        tests = ", ".join(["instr(t, ?) > 0"] * len(terms))
+        params = [f" {term} " for term in terms] + list(entity_ids)
         with cursor() as cur:
             for table in tables:
                 cur.execute(
-                    _SQL_INDEXED_TEXT.format(table=table, ids=placeholders(len(entity_ids))),
-                    list(entity_ids),
+                    _SQL_TERMS_PRESENT.format(
+                        tests=tests, table=table, ids=placeholders(len(entity_ids))
+                    ),
+                    params,
                 )
-                for entity_id, head, body in cur.fetchall():
-                    out[entity_id] = set(head.split()) | set(body.split())
+                for entity_id, *held in cur.fetchall():
+                    out[entity_id] = {term for term, h in zip(terms, held, strict=True) if h}
         return out
 
     def ranking_inputs(

@@ -82,3 +82,35 @@ def test_term_frequencies_count_documents_per_index() -> None:
         "walrus": 1,
         "tusk": 1,
     }
+
+
+def test_terms_present_tests_whole_index_terms_in_the_head_and_the_body() -> None:
+    remember("migration-notes", "the rollback of a schema failed")
+    remember("other", "postmortem of the outage")
+    ids = dict(Entity.objects.values_list("name", "id"))
+    terms = text.query_terms("migration rollback postmortem schema outag")
+    present = Entity.objects.terms_present([ids["migration-notes"], ids["other"]], terms)
+
+    # The name is in the head, the observation in the body; "outag" is the stem of "outage",
+    # and "post" would not count for "postmortem" (a whole term, not a prefix).
+    assert present[ids["migration-notes"]] == {
+        text.query_terms("migration")[0],
+        text.query_terms("rollback")[0],
+        text.query_terms("schema")[0],
+    }
+    assert present[ids["other"]] == {text.query_terms("postmortem")[0], "outag"}
+    assert Entity.objects.terms_present([ids["other"]], ["post"]) == {ids["other"]: set()}
+
+
+def test_terms_present_reads_archived_rows_only_when_asked() -> None:
+    remember("kept", "aardvark notes")
+    remember("gone", "aardvark notes")
+    forget("gone")
+    ids = dict(Entity.objects.values_list("name", "id"))
+    both = [ids["kept"], ids["gone"]]
+
+    assert set(Entity.objects.terms_present(both, ["aardvark"])) == {ids["kept"]}
+    assert Entity.objects.terms_present(both, ["aardvark"], include_archived=True) == {
+        ids["kept"]: {"aardvark"},
+        ids["gone"]: {"aardvark"},
+    }

@@ -809,3 +809,16 @@ def test_namespace_exit_1_when_its_own_memories_could_not_be_embedded(
     assert data["complete"] is False
     assert data["failed"] == 1
     assert EntityVector.objects.pending_count(live.generation, "personal") == 1
+
+
+@pytest.mark.parametrize("stored", ['"garbage"', "[1, 2]", '{"generation": 0}'])
+def test_an_unreadable_live_marker_turns_vector_search_off_instead_of_failing(
+    stored: str,
+) -> None:
+    MetaEntry.objects.update_or_create(key=LIVE_KEY, defaults={"value": {}})
+    with connection.cursor() as cur:  # as another program, or a damaged file, could leave it
+        cur.execute("UPDATE graph_metaentry SET value = %s WHERE key = %s", [stored, LIVE_KEY])
+
+    with pytest.raises(vectors.UnreadableMarker):
+        vectors.read_marker(LIVE_KEY)
+    assert vectors.live_generation() is None

@@ -240,8 +240,8 @@ def _keyword_candidates(
     if not for_fusion:
         return [KeywordCandidate(h, rel, rel, 0.0) for h, rel in zip(hits, relative, strict=True)]
     idfs = {t: fusion.idf(doc_freqs[t], total_rows) for t in terms}
-    doc_terms = Entity.objects.indexed_terms(
-        [h.entity_id for h in hits], include_archived=data.include_archived
+    doc_terms = Entity.objects.terms_present(
+        [h.entity_id for h in hits], terms, include_archived=data.include_archived
     )
     out = []
     for hit, rel in zip(hits, relative, strict=True):
