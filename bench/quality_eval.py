@@ -196,7 +196,7 @@ def vector_only_names(query: str, limit: int, tag: str | None = None) -> list[st
         for h in Entity.objects.ranking_inputs([i for i, _ in near], now=now, tag=tag)
     }
     similarity = {i: sim for i, sim in near if i in inputs}
-    fused = fusion.fuse({}, similarity)
+    fused = fusion.fuse({}, similarity, covered={})
     ranked = rank_fused(fused, inputs)
     ids = [r.entity_id for r in ranked[:limit]]
     note_accesses(ids, now)

@@ -4,11 +4,29 @@ Every candidate gets both scores where they exist: keyword candidates have their
 similarity looked up exactly, vector neighbours have a keyword score of 0 (the keyword index
 did not return them). Then
 
-    relevance = KEYWORD_WEIGHT · keyword + (1 − KEYWORD_WEIGHT) · semantic
+    relevance = w · keyword + (1 − w) · semantic,   w = keyword_weight(best coverage)
 
 with `keyword` = keyword_score (bm25 relative to the best candidate, weighed by how much of
 the query the memory covers) and `semantic` the cosine similarity rescaled so that
 SIMILARITY_FLOOR maps to 0 and SIMILARITY_CEILING to 1.
+
+The keyword side is trusted in proportion to its evidence: w runs from KEYWORD_WEIGHT_MIN,
+when no keyword candidate holds more than a sliver of the query's information (a paraphrase:
+the vectors must decide), to KEYWORD_WEIGHT_MAX, when one holds all of it (the words were
+found: a vector neighbour must not displace them). The best bm25 match also keeps
+TOP_MATCH_BONUS times its coverage. A keyword candidate's words count in proportion to its
+`plausibility`: in full from PLAUSIBLE_SIMILARITY up, not at all at IMPLAUSIBLE_SIMILARITY,
+unless it holds the whole query (an exact rare-word match stays on top however its meaning
+embeds). With a fixed w of 0.4 and no such test, neighbours pushed the keyword evidence down
+on real conversations (LoCoMo dev hit@1 0.378 hybrid against 0.404 keyword-only) while
+memories sharing one generic word with the question stayed high; docs/recall.md has the
+measurements.
+
+Then the session context (`with_context`, for keyword-only answers too): a candidate gains
+CONTEXT_WEIGHT times the best relevance of its session neighbours among the candidates — the
+memories written right before and after it with exactly its tags, such as the turns around it
+of one conversation. An answer is often the turn next to the one that shares the question's
+words. Only candidates are re-ranked, so each keeps the `source` that found it.
 
 A weighted sum of normalised scores, not reciprocal-rank fusion: RRF rewards appearing in
 both lists, and an OR-ed keyword list is full of memories sharing one generic word with the
@@ -29,9 +47,17 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-KEYWORD_WEIGHT = 0.4
+KEYWORD_WEIGHT_MIN = 0.3
+KEYWORD_WEIGHT_MAX = 0.9
+KEYWORD_WEIGHT_MAX_SPREAD = 0.6
+FLAT_SPREAD = 0.12
+SPREAD = 0.2
+TOP_MATCH_BONUS = 0.1
+IMPLAUSIBLE_SIMILARITY = 0.2
+PLAUSIBLE_SIMILARITY = 0.4
 SIMILARITY_FLOOR = 0.2
 SIMILARITY_CEILING = 0.6
+CONTEXT_WEIGHT = 0.25
 SEMANTIC_CUTOFF = 0.25
 # When the best keyword candidate holds this share of the query's information (idf-weighted
 # terms), the nearest-neighbour search is skipped: the keyword candidates are still fused with
@@ -68,10 +94,25 @@ def keyword_score(relative: float, covered: float) -> float:
     return relative * covered * covered
 
 
+def spread(similarities: Sequence[float]) -> float:
+    """How far the most similar memory stands above the tenth most similar."""
+    top = sorted(similarities, reverse=True)[:10]
+    return top[0] - top[-1] if top else 0.0
+
+
+def keyword_weight(best_coverage: float, similarity_spread: float = 0.0) -> float:
+    """The keyword side's weight for a query whose best-covering keyword candidate holds this
+    share (0..1) of the query's information, and whose similarities have this spread."""
+    covered = min(max(best_coverage, 0.0), 1.0)
+    informative = min(1.0, max(0.0, (similarity_spread - FLAT_SPREAD) / (SPREAD - FLAT_SPREAD)))
+    top = KEYWORD_WEIGHT_MAX - (KEYWORD_WEIGHT_MAX - KEYWORD_WEIGHT_MAX_SPREAD) * informative
+    return KEYWORD_WEIGHT_MIN + (top - KEYWORD_WEIGHT_MIN) * covered
+
+
 @dataclass(frozen=True, slots=True)
 class Fused:
     entity_id: int
-    relevance: float  # 0..1, what ranking uses
+    relevance: float  # what ranking uses (rank_fused scales it to the best one)
     source: str  # "keyword" or "semantic"
     reported: float  # what `match.relevance` says: keyword score, or the similarity
 
@@ -81,23 +122,59 @@ def rescale(similarity: float) -> float:
     return min(1.0, max(0.0, (similarity - SIMILARITY_FLOOR) / span))
 
 
+def plausibility(similarity: float | None, covered: float) -> float:
+    """How much of a keyword candidate's keyword evidence counts (0..1): all of it when its
+    similarity is unknown or at PLAUSIBLE_SIMILARITY, or when it holds all of the query;
+    none at IMPLAUSIBLE_SIMILARITY or below. Words shared with the question weigh little in
+    a memory whose meaning is far from it."""
+    if similarity is None or covered >= 1.0 - 1e-9:
+        return 1.0
+    span = PLAUSIBLE_SIMILARITY - IMPLAUSIBLE_SIMILARITY
+    return min(1.0, max(0.0, (similarity - IMPLAUSIBLE_SIMILARITY) / span))
+
+
 def fuse(
     keyword: Mapping[int, float],
     similarity: Mapping[int, float],
     *,
-    keyword_weight: float = KEYWORD_WEIGHT,
+    covered: Mapping[int, float],
+    top_match: int | None = None,
     cutoff: float = SEMANTIC_CUTOFF,
 ) -> list[Fused]:
-    """Fused candidates: every keyword candidate, plus vector neighbours at or above cutoff."""
+    """Fused candidates: every keyword candidate, plus vector neighbours at or above cutoff.
+
+    covered: each keyword candidate's share of the query (coverage); the largest sets the
+    keyword weight. top_match: the best bm25 match, which earns TOP_MATCH_BONUS."""
+    weight = keyword_weight(max(covered.values(), default=0.0), spread(list(similarity.values())))
     out: list[Fused] = []
     for entity_id, kw in keyword.items():
         sim = similarity.get(entity_id)
         semantic = kw if sim is None else rescale(sim)
-        out.append(
-            Fused(entity_id, keyword_weight * kw + (1 - keyword_weight) * semantic, "keyword", kw)
-        )
+        share = covered.get(entity_id, 0.0)
+        counted = kw * plausibility(sim, share)
+        relevance = weight * counted + (1 - weight) * semantic
+        if entity_id == top_match:
+            relevance += TOP_MATCH_BONUS * share * plausibility(sim, share)
+        out.append(Fused(entity_id, relevance, "keyword", kw))
     for entity_id, sim in similarity.items():
         if entity_id in keyword or sim < cutoff:
             continue
-        out.append(Fused(entity_id, (1 - keyword_weight) * rescale(sim), "semantic", min(1.0, sim)))
+        out.append(Fused(entity_id, (1 - weight) * rescale(sim), "semantic", min(1.0, sim)))
+    return out
+
+
+def with_context(
+    fused: Sequence[Fused],
+    neighbours: Mapping[int, Sequence[int]],
+    *,
+    weight: float = CONTEXT_WEIGHT,
+) -> list[Fused]:
+    """Each candidate's relevance plus `weight` times the best relevance of its session
+    neighbours among the candidates (taken from the relevances before any is raised)."""
+    relevance = {f.entity_id: f.relevance for f in fused}
+    out = []
+    for f in fused:
+        near = [relevance[n] for n in neighbours.get(f.entity_id, ()) if n in relevance]
+        lift = weight * max(near) if near else 0.0
+        out.append(Fused(f.entity_id, f.relevance + lift, f.source, f.reported) if lift else f)
     return out

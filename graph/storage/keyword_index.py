@@ -106,6 +106,11 @@ FROM graph_entity AS e
 WHERE e.id IN ({ids}) AND +e.status = 'active' {filters}
 """
 
+# Params: ids. Result: entity id, tag name, for the tags of these ids' active entities.
+_SQL_ACTIVE_TAGS_OF = """
+SELECT t.entity_id, t.name FROM graph_tag AS t JOIN graph_entity AS e ON e.id = t.entity_id
+WHERE t.entity_id IN ({ids}) AND +e.status = 'active'
+"""
 # Result: ids of the active entities the filters keep (the scope of a filtered recall).
 _SQL_SCOPED_IDS = "SELECT e.id FROM graph_entity AS e WHERE +e.status = 'active' {filters}"
 
@@ -423,6 +428,25 @@ class KeywordIndexQueries(models.Manager):
         with cursor() as cur:
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]
+
+    def session_neighbours(self, entity_ids: Sequence[int]) -> dict[int, list[int]]:
+        """For each of these entities that has tags, the active entities written right before
+        and after it (ids one apart) that carry exactly its tags: the turns around it of one
+        conversation or session, stored one after another."""
+        if not entity_ids:
+            return {}
+        # A recall's candidates are a few dozen: far below SQLite's variable limit.
+        wanted = sorted({i + d for i in entity_ids for d in (-1, 0, 1)})
+        tags: dict[int, set[str]] = {}
+        with cursor() as cur:
+            cur.execute(_SQL_ACTIVE_TAGS_OF.format(ids=placeholders(len(wanted))), wanted)
+            for entity_id, name in cur.fetchall():
+                tags.setdefault(entity_id, set()).add(name)
+        return {
+            i: [j for j in (i - 1, i + 1) if tags.get(j) == tags[i]]
+            for i in entity_ids
+            if i in tags
+        }
 
     def scoped_ids(
         self,

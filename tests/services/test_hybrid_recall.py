@@ -385,3 +385,24 @@ def test_a_filtered_recall_finds_its_neighbour_behind_many_closer_ones_outside_t
 
     assert names(result) == ["pets-policy"]
     assert result["entities"][0]["match"]["source"] == "semantic"
+
+
+# --- session context -------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("local_corpus")
+def test_the_turn_next_to_the_keyword_match_outranks_an_unrelated_one_that_matches_as_well() -> (
+    None
+):
+    """The answer of a conversation is often the turn after the one with the question's words.
+    c2 and d2 say the same; only c2 follows the turn that matches the rest of the question
+    (d2, written later, would win the tie)."""
+    remember("c1", "Mel: what did you adopt from the shelter last spring?", tags=["conv:x"])
+    remember("c2", "Caroline: a grey kitten called Luna", tags=["conv:x"])
+    remember("d1", "Caroline: the bakery needs volunteers on weekends", tags=["conv:y"])
+    remember("d2", "Caroline: a grey kitten called Luna", tags=["conv:y"])
+    vectors.embed_pending()
+
+    ranked = names(recall("what did Caroline adopt from the shelter? Luna"))
+
+    assert ranked.index("c2") < ranked.index("d2")

@@ -114,3 +114,29 @@ def test_terms_present_reads_archived_rows_only_when_asked() -> None:
         ids["kept"]: {"aardvark"},
         ids["gone"]: {"aardvark"},
     }
+
+
+def test_session_neighbours_are_the_adjacent_memories_with_exactly_the_same_tags() -> None:
+    remember("t1", "first turn", tags=["conv:a"])
+    remember("t2", "second turn", tags=["conv:a"])
+    remember("t3", "third turn", tags=["conv:a", "extra"])
+    remember("t4", "fourth turn", tags=["conv:a"])
+    remember("t5", "fifth turn")
+    remember("t6", "sixth turn")
+    ids = dict(Entity.objects.values_list("name", "id"))
+
+    got = Entity.objects.session_neighbours([ids[f"t{i}"] for i in range(1, 7)])
+
+    assert got[ids["t1"]] == [ids["t2"]]
+    assert got[ids["t2"]] == [ids["t1"]]  # t3's tags differ
+    assert got[ids["t3"]] == [] and got[ids["t4"]] == []
+    assert ids["t5"] not in got and ids["t6"] not in got  # untagged: no session to follow
+
+
+def test_a_forgotten_memory_is_no_session_neighbour() -> None:
+    for name in ("a", "b", "c"):
+        remember(name, f"turn {name}", tags=["conv:a"])
+    forget("b")
+    ids = dict(Entity.objects.values_list("name", "id"))
+
+    assert Entity.objects.session_neighbours([ids["a"], ids["c"]]) == {ids["a"]: [], ids["c"]: []}

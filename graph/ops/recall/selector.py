@@ -144,10 +144,16 @@ def entity_recall(
         similarity = {i: s for i, s in similarity.items() if i in inputs}
 
     fused = (
-        fusion.fuse(keyword, similarity)
+        fusion.fuse(
+            keyword,
+            similarity,
+            covered={c.hit.entity_id: c.covered for c in scored},
+            top_match=scored[0].hit.entity_id if scored else None,
+        )
         if side.ran
         else [fusion.Fused(i, kw, "keyword", kw) for i, kw in keyword.items()]
     )
+    fused = fusion.with_context(fused, Entity.objects.session_neighbours(list(inputs)))
     ranked = rank_fused(fused, inputs)
     returned = ranked[: data.limit]
     ids = [r.entity_id for r in returned]
