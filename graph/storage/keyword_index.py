@@ -430,16 +430,18 @@ class KeywordIndexQueries(models.Manager):
             return [KeywordHit(*row) for row in cur.fetchall()]
 
     def session_neighbours(self, entity_ids: Sequence[int]) -> dict[int, list[int]]:
-        """For each of these entities that has tags, the active entities written right before
-        and after it (ids one apart) that carry exactly its tags: the turns around it of one
-        conversation or session, stored one after another."""
+        """For each of these entities that has tags, those among them written right before and
+        after it (ids one apart) that carry exactly its tags: the turns around it of one
+        conversation or session, stored one after another. (Recall asks about its candidates
+        only: a neighbour outside them would lift nothing.)"""
         if not entity_ids:
             return {}
-        # A recall's candidates are a few dozen: far below SQLite's variable limit.
-        wanted = sorted({i + d for i in entity_ids for d in (-1, 0, 1)})
         tags: dict[int, set[str]] = {}
+        # A recall's candidates are a few dozen: far below SQLite's variable limit.
         with cursor() as cur:
-            cur.execute(_SQL_ACTIVE_TAGS_OF.format(ids=placeholders(len(wanted))), wanted)
+            cur.execute(
+                _SQL_ACTIVE_TAGS_OF.format(ids=placeholders(len(entity_ids))), list(entity_ids)
+            )
             for entity_id, name in cur.fetchall():
                 tags.setdefault(entity_id, set()).add(name)
         return {

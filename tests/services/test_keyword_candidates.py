@@ -139,4 +139,22 @@ def test_a_forgotten_memory_is_no_session_neighbour() -> None:
     forget("b")
     ids = dict(Entity.objects.values_list("name", "id"))
 
-    assert Entity.objects.session_neighbours([ids["a"], ids["c"]]) == {ids["a"]: [], ids["c"]: []}
+    assert Entity.objects.session_neighbours([ids["a"], ids["b"], ids["c"]]) == {
+        ids["a"]: [],
+        ids["c"]: [],
+    }
+
+
+def test_session_neighbours_are_looked_for_among_the_given_entities_only() -> None:
+    for name in ("a", "b", "c"):
+        remember(name, f"turn {name}", tags=["conv:a"])
+    ids = dict(Entity.objects.values_list("name", "id"))
+
+    assert Entity.objects.session_neighbours([ids["a"], ids["c"]]) == {
+        ids["a"]: [],
+        ids["c"]: [],
+    }
+    assert Entity.objects.session_neighbours([ids["a"], ids["b"]]) == {
+        ids["a"]: [ids["b"]],
+        ids["b"]: [ids["a"]],
+    }
