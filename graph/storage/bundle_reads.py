@@ -19,6 +19,8 @@ lost its JSON subtype and would need json() to parse all of it again (a fifth of
 
 from __future__ import annotations
 
+from typing import cast
+
 from graph.storage.cursor import cursor
 from graph.storage.keyword_index import EntityFilters
 
@@ -93,7 +95,9 @@ class BundleReadQueries:
         sql, params = filters.sql()
         with cursor() as cur:
             cur.execute(_SQL_ENTRIES.format(filters=sql), [after_id, *params, limit])
-            return [(int(entity_id), str(entry)) for entity_id, entry in cur.fetchall()]
+            # The driver's rows as they come (an INTEGER and a TEXT column): a tuple rebuilt
+            # per row cost a few percent of a 10k export.
+            return cast(list[tuple[int, str]], cur.fetchall())
 
     def bundle_count(self, filters: EntityFilters) -> int:
         """How many active entities `filters` keep (what bundle_entries_json reads in all)."""
