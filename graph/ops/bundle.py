@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from graph.ops.bundle_export import ExportInput, ExportOutput, bundle_export
+from graph.ops.bundle_export import ExportInput, ExportOutput, bundle_export, bundle_export_json
 from graph.ops.bundle_import import ImportInput, ImportOutput, bundle_entries_of, bundle_import
 from graph.ops.operation import READ_ONLY, CallContext, Operation, ToolHints
-from graph.ops.scope import read_scope
+from graph.ops.scope import ReadScope, read_scope
+
+
+def _export_scope(data: ExportInput, ctx: CallContext) -> ReadScope:
+    return read_scope(project=data.project, tag=data.tag, cross_project=data.cross_project, ctx=ctx)
 
 
 def _export(data: ExportInput, ctx: CallContext) -> ExportOutput:
-    scope = read_scope(
-        project=data.project, tag=data.tag, cross_project=data.cross_project, ctx=ctx
-    )
-    return bundle_export(data=data, scope=scope)
+    return bundle_export(data=data, scope=_export_scope(data, ctx))
+
+
+def _export_json(data: ExportInput, ctx: CallContext) -> str:
+    return bundle_export_json(data=data, scope=_export_scope(data, ctx))
 
 
 def _import(data: ImportInput, ctx: CallContext) -> ImportOutput:
@@ -36,6 +41,8 @@ EXPORT = Operation(
     input_model=ExportInput,
     output_model=ExportOutput,
     handler=_export,
+    # REST sends the entries as SQLite wrote them (graph/ops/bundle_export.py).
+    json_handler=_export_json,
     hints=READ_ONLY,
     examples=[{}, {"namespace": "team"}, {"tag": "project:myapp"}],
 )

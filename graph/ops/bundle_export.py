@@ -8,21 +8,26 @@ unless `include_expired`; `title` is null when absent. `trust` carries each memo
 Like recall, an export is scoped to the bound project (graph/ops/scope.py): its memories,
 those with no project and global ones; `cross_project` exports every project's, and the
 bundle's `scope` says which. Import reads only `entities`.
+
+The entries are read one EXPORT_CHUNK at a time, each as the JSON text SQLite writes
+(graph/storage/bundle_reads.py), in one read snapshot: the REST answer joins them
+(`bundle_export_json`), the handler parses them (`bundle_export`) and `memesh export` writes
+them to its file as they come (graph/ops/bundle_io.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Annotated, Any, NotRequired, cast
+from typing import Annotated, Any, NotRequired
 
-from django.db import transaction
-from django.db.models import Q, QuerySet
 from django.utils import timezone
 from pydantic import Field
+from pydantic_core import from_json
 from typing_extensions import TypedDict
 
-from graph.models import Entity, Status
+from graph.models import Entity
 from graph.ops.fields import (
     CROSS_PROJECT_HELP,
     NamespaceName,
@@ -33,7 +38,8 @@ from graph.ops.fields import (
 )
 from graph.ops.scope import UNBOUND, ReadScope, ScopeOutput
 from graph.ops.trust.fields import INCLUDE_EXPIRED_HELP, KindName, TrustName
-from graph.storage.documents import EntityDocument
+from graph.storage.cursor import read_snapshot
+from graph.storage.keyword_index import EntityFilters
 
 BUNDLE_VERSION = "3.0.0"
 DEFAULT_EXPORT_LIMIT = 1000
@@ -73,10 +79,12 @@ class ExportInput(StrictInput):
     include_expired: bool = Field(default=False, description=INCLUDE_EXPIRED_HELP)
 
 
-# The bundle's entries are TypedDicts, not models: bundle_entities builds each one from the
-# storage read in exactly this shape, and pydantic serialises 10,000 dicts against a TypedDict
-# schema in ~80 ms, where validating them into models first cost ~180 ms more (a third of a
-# 10k export). The shapes still give OpenAPI and the MCP tools their schema.
+# The bundle's entries are written as JSON by SQLite (graph/storage/bundle_reads.py
+# `_ENTRY_JSON`: a field added here is added there) and sent as they come over REST (the
+# operation's json_handler); MCP and the CLI's direct calls parse that same text. They are
+# TypedDicts, not models: the parsed dicts are in this shape already, and pydantic serialises
+# 10,000 dicts against a TypedDict schema in ~80 ms, where validating them into models cost
+# ~180 ms more. The shapes give OpenAPI and the MCP tools their schema.
 BundleRelation = TypedDict(
     "BundleRelation",
     {
@@ -145,20 +153,14 @@ class ExportOutput(Output):
     )
 
 
-def _export_queryset(
-    namespace: str | None,
-    tag: str | None,
-    scope: ReadScope,
-    unexpired_at: datetime | None = None,
-) -> QuerySet[Entity]:
-    qs = Entity.objects.filter(status=Status.ACTIVE)
-    if namespace is not None:
-        qs = qs.filter(namespace=namespace)
-    if tag is not None:
-        qs = qs.filter(tags__name=tag)
-    if unexpired_at is not None:
-        qs = qs.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=unexpired_at))
-    return scope.apply(qs)
+def _filters(
+    namespace: str | None, tag: str | None, scope: ReadScope, unexpired_at: datetime | None
+) -> EntityFilters:
+    """What a bundle keeps of the active entities: the call's namespace and tag, the scope's
+    project (graph/ops/scope.py), and the unexpired ones when a time is given."""
+    return EntityFilters(
+        namespace=namespace, tag=tag, project=scope.storage_project, unexpired_at=unexpired_at
+    )
 
 
 def _unexpired_at(include_expired: bool, now: datetime | None) -> datetime | None:
@@ -174,26 +176,12 @@ def bundle_count(
     include_expired: bool = False,
     now: datetime | None = None,
 ) -> int:
-    unexpired_at = _unexpired_at(include_expired, now)
-    count = _export_queryset(namespace, tag, scope, unexpired_at).count()
+    filters = _filters(namespace, tag, scope, _unexpired_at(include_expired, now))
+    count = Entity.objects.bundle_count(filters)
     return count if limit is None else min(count, limit)
 
 
-def _trust_entry(doc: EntityDocument) -> BundleTrust:
-    return {
-        "status": cast(TrustName, doc.trust),
-        "source": doc.source,
-        "confidence": doc.confidence,
-        "invalidation_tag": doc.invalidation_tag or None,
-        "invalidation_condition": doc.invalidation_condition or None,
-        "kind": cast(KindName, doc.kind),
-        "hop_count": doc.hop_count,
-        "last_observed_at": doc.last_observed_at,
-        "expires_at": doc.expires_at,
-    }
-
-
-def bundle_entities(
+def bundle_entries_json(
     *,
     namespace: str | None,
     tag: str | None,
@@ -201,46 +189,26 @@ def bundle_entities(
     scope: ReadScope = UNBOUND,
     include_expired: bool = False,
     now: datetime | None = None,
-) -> Iterator[BundleEntity]:
-    """Bundle entries of the active entities, oldest first, EXPORT_CHUNK at a time (without
-    the expired ones unless `include_expired`; `now` is when expiry is judged).
+) -> Iterator[str]:
+    """The bundle entries (BundleEntity, as JSON text) of the active entities, oldest first,
+    EXPORT_CHUNK at a time (without the expired ones unless `include_expired`; `now` is when
+    expiry is judged).
 
-    Keyset pagination keeps memory flat. Call inside a transaction (as bundle_count) so the
-    count written in the header and the entries come from one snapshot.
+    Keyset pagination keeps memory flat. Call inside one read snapshot (as bundle_count) so
+    the count written in the header and the entries agree.
     """
-    unexpired_at = _unexpired_at(include_expired, now)
-    qs = (
-        _export_queryset(namespace, tag, scope, unexpired_at)
-        .order_by("id")
-        .values_list("id", flat=True)
-    )
+    filters = _filters(namespace, tag, scope, _unexpired_at(include_expired, now))
     last, remaining = 0, limit
     while remaining is None or remaining > 0:
         size = EXPORT_CHUNK if remaining is None else min(EXPORT_CHUNK, remaining)
-        ids = list(qs.filter(id__gt=last)[:size])
-        if not ids:
+        rows = Entity.objects.bundle_entries_json(filters, last, size)
+        if not rows:
             return
-        for doc in Entity.objects.documents(ids):
-            entry: BundleEntity = {
-                "name": doc.name,
-                "title": doc.title,
-                "type": doc.type,
-                # Stored by the models' choices (graph/models.py), so within these literals.
-                "namespace": cast(NamespaceName, doc.namespace),
-                "observations": doc.observations,
-                "tags": doc.tags,
-                "relations": [
-                    {"from": frm, "to": to, "type": rel_type}
-                    for frm, _, to, rel_type in doc.relations
-                ],
-            }
-            if doc.metadata.get(REPLACED_HISTORY):
-                entry["replaced_history"] = doc.metadata[REPLACED_HISTORY]
-            entry["trust"] = _trust_entry(doc)
+        for _, entry in rows:
             yield entry
-        last = ids[-1]
+        last = rows[-1][0]
         if remaining is not None:
-            remaining -= len(ids)
+            remaining -= len(rows)
 
 
 def exported_at(now: datetime) -> str:
@@ -249,27 +217,66 @@ def exported_at(now: datetime) -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
-@transaction.atomic  # one read snapshot for the count and the entries
+@dataclass(frozen=True, slots=True)
+class BundleRead:
+    """One export as SQLite wrote it: each entry's JSON text (graph/storage/bundle_reads.py),
+    oldest first, with the header's time and scope."""
+
+    exported_at: str
+    entries: list[str]
+    scope: ScopeOutput
+
+    def answer_json(self) -> str:
+        """POST /v1/export's answer: the keys are ExportOutput's, in its order (by alias)."""
+        header = (
+            f'{{"version":"{BUNDLE_VERSION}","exported_at":"{self.exported_at}",'
+            f'"entity_count":{len(self.entries)},"entities":['
+        )
+        scope = self.scope.model_dump_json(by_alias=True)
+        return "".join([header, ",".join(self.entries), '],"scope":', scope, "}"])
+
+    def output(self) -> ExportOutput:
+        """The read parsed. Constructed, not validated: the entries are SQLite's encoding of
+        stored columns in BundleEntity's shape (tests/services/test_bundle_json.py holds them
+        equal), and validating 10,000 of them again cost more than reading them."""
+        entities = from_json("[" + ",".join(self.entries) + "]")
+        return ExportOutput.model_construct(
+            version=BUNDLE_VERSION,
+            exported_at=self.exported_at,
+            entity_count=len(entities),
+            entities=entities,
+            scope=self.scope,
+        )
+
+
+def bundle_read(
+    *, data: ExportInput, scope: ReadScope = UNBOUND, now: datetime | None = None
+) -> BundleRead:
+    """The export `data` asks for, within `scope`, as of `now`."""
+    now = now or timezone.now()
+    with read_snapshot():  # one snapshot for every chunk, blocking no writer
+        entries = list(
+            bundle_entries_json(
+                namespace=data.namespace,
+                tag=data.tag,
+                limit=data.limit,
+                scope=scope,
+                include_expired=data.include_expired,
+                now=now,
+            )
+        )
+    return BundleRead(exported_at=exported_at(now), entries=entries, scope=scope.output())
+
+
 def bundle_export(
     *, data: ExportInput, scope: ReadScope = UNBOUND, now: datetime | None = None
 ) -> ExportOutput:
-    now = now or timezone.now()
-    entries = list(
-        bundle_entities(
-            namespace=data.namespace,
-            tag=data.tag,
-            limit=data.limit,
-            scope=scope,
-            include_expired=data.include_expired,
-            now=now,
-        )
-    )
-    # Constructed, not validated: bundle_entities builds every entry in BundleEntity's shape
-    # (see above). SkipValidation on the field would cost a Python call per entry to serialise.
-    return ExportOutput.model_construct(
-        version=BUNDLE_VERSION,
-        exported_at=exported_at(now),
-        entity_count=len(entries),
-        entities=entries,
-        scope=scope.output(),
-    )
+    """The export, parsed: the operation's handler (MCP, the CLI's direct calls)."""
+    return bundle_read(data=data, scope=scope, now=now).output()
+
+
+def bundle_export_json(
+    *, data: ExportInput, scope: ReadScope = UNBOUND, now: datetime | None = None
+) -> str:
+    """The export as JSON text, as SQLite wrote its entries: the REST route's answer."""
+    return bundle_read(data=data, scope=scope, now=now).answer_json()

@@ -19,7 +19,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from graph.errors import InvalidInput
-from graph.ops.bundle_export import BUNDLE_VERSION, bundle_count, bundle_entities, exported_at
+from graph.ops.bundle_export import (
+    BUNDLE_VERSION,
+    bundle_count,
+    bundle_entries_json,
+    exported_at,
+)
 from graph.ops.scope import UNBOUND, ReadScope
 from memesh_site.json_limits import JSONTooDeep, bounded_events
 
@@ -65,7 +70,7 @@ def bundle_write(
         }
         out.write(json.dumps(header)[:-1] + f', "entity_count": {count}, "entities": [')
         written = 0
-        entries = bundle_entities(
+        entries = bundle_entries_json(
             namespace=namespace,
             tag=tag,
             limit=limit,
@@ -73,8 +78,8 @@ def bundle_write(
             include_expired=include_expired,
             now=now,
         )
-        for entry in entries:
-            out.write(("\n" if written == 0 else ",\n") + json.dumps(entry, ensure_ascii=False))
+        for entry in entries:  # as SQLite wrote it (graph/storage/bundle_reads.py)
+            out.write(("\n" if written == 0 else ",\n") + entry)
             written += 1
             if progress is not None and written % 100 == 0:
                 progress(100)
