@@ -48,8 +48,8 @@ def lower_priority(increment: int) -> None:
 
 def use_embedder_threads(threads: int) -> None:
     """Give this process's local embedder `threads` onnxruntime threads unless
-    MEMESH_EMBEDDER_THREADS chose (MEMESH_WORKER_EMBEDDER_THREADS; 0 leaves onnxruntime's
-    default). Set before the model loads, which happens in the first task."""
+    MEMESH_EMBEDDER_THREADS chose (MEMESH_WORKER_EMBEDDER_THREADS; 0 leaves the server's
+    default, min(2, CPUs)). Set before the model loads, which happens in the first task."""
     if threads and not settings.MEMESH_EMBEDDER_THREADS:
         settings.MEMESH_EMBEDDER_THREADS = threads
 
