@@ -222,6 +222,10 @@ MEMESH_WORKER = envbool("MEMESH_WORKER", True)
 # increment, 0-19): embedding is background work, and on a small machine it competes with the
 # requests a person or an agent is waiting for. 0 leaves it as started.
 MEMESH_WORKER_NICENESS = envint_within("MEMESH_WORKER_NICENESS", 10, 0, 19)
+# onnxruntime threads of the worker's local embedder when MEMESH_EMBEDDER_THREADS is unset
+# (0: the server's default, min(2, CPUs)). 1 leaves a core to the requests while they arrive,
+# at the cost of a slower backlog on an otherwise idle machine (docs/performance-notes.md).
+MEMESH_WORKER_EMBEDDER_THREADS = envint_within("MEMESH_WORKER_EMBEDDER_THREADS", 0, 0, 64)
 MEMESH_REMOTE_TOKEN = envstr("MEMESH_REMOTE_TOKEN", "")
 # The peer-shaped compatibility surface (docs/api.md, "Peer compatibility"): `memory_*` MCP
 # tools and /api/v1/memories routes. Off by default; the config key `peerApi` turns it on too.

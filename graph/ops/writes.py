@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +27,15 @@ def index_after_write(entity_ids: Iterable[int]) -> None:
     """Rewrite these entities' keyword-index rows inside the current transaction (they commit
     or roll back with the write), and queue their embedding once it has committed."""
     Entity.objects.index_sync(entity_ids)
+    transaction.on_commit(request_embedding)
+
+
+def index_after_insert(
+    entity_id: int, name: str, title: str | None, observations: Sequence[str], tags: Sequence[str]
+) -> None:
+    """index_after_write for an active entity just inserted with these observations and tags
+    (in insertion order): its index row is written from them, not read back."""
+    Entity.objects.index_new(entity_id, name, title, observations, tags)
     transaction.on_commit(request_embedding)
 
 
@@ -79,10 +88,15 @@ def request_embedding() -> None:
     any write whose request was dropped has committed — the task finds that write pending.
     """
     global _last_queued
-    if not provider.configured():
-        return
     window = settings.MEMESH_EMBED_DEBOUNCE_SECONDS
     now = time.monotonic()
+    # The window first: inside it the write is already covered by a queued task, whatever
+    # the configuration says (_last_queued only moves when a task was queued), and asking
+    # the configuration costs a stat of config.json, more than the rest of this check.
+    if window and now - _last_queued < window:
+        return
+    if not provider.configured():
+        return
     with _queue_lock:
         if window and now - _last_queued < window:
             return

@@ -183,8 +183,26 @@ def _finish(token: str, is_word: bool) -> str:
     return token
 
 
+# ASCII words up to this length have their finished form cached: every write tokenizes its
+# whole text for the keyword index, and a vocabulary repeats (a longer word is rare, and must
+# not pin a big key in the cache).
+_CACHED_WORD_LENGTH = 64
+
+
+@lru_cache(maxsize=65536)
+def _finish_ascii_word(token: str) -> str:
+    return _finish(token, True)
+
+
 def tokens(text: str) -> list[str]:
     """Index/query tokens of `text`, in order, duplicates kept."""
+    normalized = normalize(text)
+    if normalized.isascii():
+        # _raw_tokens' ASCII case (every token a word), each finished through the cache.
+        return [
+            _finish_ascii_word(tok) if len(tok) <= _CACHED_WORD_LENGTH else _finish(tok, True)
+            for tok in _ASCII_WORD.findall(normalized)
+        ]
     return [_finish(tok, is_word) for tok, is_word in _raw_tokens(text)]
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, models
+from django.db import connections, models
 
 from graph.search.text import embedding_text
 from graph.storage.cursor import cursor, db_time, placeholders
@@ -175,13 +175,11 @@ class DocumentQueries(models.Manager):
         Values go through each field's own get_db_prep_save, so they are stored exactly as
         the ORM stores them (JSON text, naive UTC times).
         """
-        fields = [f for f in self.model._meta.concrete_fields if not f.primary_key]
-        sql = "INSERT INTO {table} ({columns}) VALUES ({marks})".format(
-            table=self.model._meta.db_table,
-            columns=", ".join(connection.ops.quote_name(f.column) for f in fields),
-            marks=placeholders(len(fields)),
-        )
-        values = [f.get_db_prep_save(f.pre_save(entity, True), connection) for f in fields]
+        # The connection itself, resolved once: each attribute of the `connection` proxy is a
+        # lookup through asgiref's thread-local, and every field's preparation reads several.
+        db = connections[self.db]
+        fields, sql = _insert_statement(self.model, db)
+        values = [f.get_db_prep_save(f.pre_save(entity, True), db) for f in fields]
         with cursor() as cur:
             cur.execute(sql, values)
             entity.pk = cur.lastrowid
@@ -252,3 +250,21 @@ class EntityDocument:
     hop_count: int = 0
     last_observed_at: str | None = None
     expires_at: str | None = None
+
+
+_INSERT_STATEMENTS: dict[tuple[type[models.Model], str], tuple[list[Any], str]] = {}
+
+
+def _insert_statement(model: type[models.Model], db: Any) -> tuple[list[Any], str]:
+    """The fields insert_new writes and its INSERT, built once per model and database."""
+    key = (model, db.alias)
+    statement = _INSERT_STATEMENTS.get(key)
+    if statement is None:
+        fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+        sql = "INSERT INTO {table} ({columns}) VALUES ({marks})".format(
+            table=model._meta.db_table,
+            columns=", ".join(db.ops.quote_name(f.column) for f in fields),
+            marks=placeholders(len(fields)),
+        )
+        statement = _INSERT_STATEMENTS[key] = (fields, sql)
+    return statement

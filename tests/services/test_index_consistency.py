@@ -228,3 +228,40 @@ def test_a_failed_append_leaves_the_entity_and_its_index_entry_unchanged(
         assert matching(LIVE_FTS, word) == {after.pk}, word
     for word in ("appendword", "renamed differently", "appendtag"):
         assert matching(LIVE_FTS, word) == set(), word
+
+
+# --- remember's create path writes what a rewrite from the stored rows writes ------------------
+
+
+def index_rows(entity_id: int) -> tuple[object, ...]:
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT head, body FROM {LIVE_FTS} WHERE rowid = %s", [entity_id])
+        live = cur.fetchall()
+        cur.execute(f"SELECT count(*) FROM {ARCHIVED_FTS} WHERE rowid = %s", [entity_id])
+        archived = cur.fetchone()[0]
+    stamp = Entity.objects.filter(pk=entity_id).values_list("embedding_hash", flat=True).get()
+    return live, archived, stamp
+
+
+@pytest.mark.django_db
+def test_a_new_memory_is_indexed_as_a_rewrite_from_its_stored_rows_would_index_it() -> None:
+    # Created from what the call held (index_new), not read back: repeated and blank-padded
+    # observations, a repeated tag, a title, mixed scripts and a word long enough to bypass
+    # the tokenizer's cache must come out as index_sync writes them from the tables.
+    created = remember(
+        "Fresh-Memory",
+        "Déjà vu: Graduating students graduate 資料庫",
+        "  Déjà   vu: Graduating students graduate 資料庫 ",
+        "x" * 70 + " tail",
+        title="Naïve Title",
+        tags=["topic:fresh", "project:p1", "topic:fresh"],
+    )
+    entity_id = created["entityId"]
+    written = index_rows(entity_id)
+
+    Entity.objects.index_sync([entity_id])
+
+    assert index_rows(entity_id) == written
+    live, archived, stamp = written
+    assert len(live) == 1 and archived == 0 and stamp
+    assert matching(LIVE_FTS, "naive graduates") == {entity_id}

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import string
 import unicodedata
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from graph.search import text
 
@@ -143,3 +147,17 @@ def test_common_terms_are_dropped_before_the_cap() -> None:
 
 def test_observation_normalisation_ignores_whitespace_differences() -> None:
     assert text.normalize_observation("  a\tb \n c ") == text.normalize_observation("a b c")
+
+
+ascii_words = st.text(alphabet=string.ascii_letters + string.digits + " -_.'\n\t", max_size=300)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(ascii_words)
+@example("x" * 65 + " " + "Graduating" * 7 + " graduate")  # past the cached word length
+def test_ascii_text_is_tokenized_as_the_general_pipeline_tokenizes_it(value: str) -> None:
+    # tokens() finishes ASCII words through a cache: it must agree with the pipeline it
+    # short-cuts, word by word (stemming, digits left alone, long words cut the same way).
+    general = [text._finish(tok, is_word) for tok, is_word in text._raw_tokens(value)]
+    assert text.tokens(value) == general
+    assert text.tokens(value) == general  # and again, now from the cache

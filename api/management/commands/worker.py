@@ -46,6 +46,14 @@ def lower_priority(increment: int) -> None:
             os.nice(increment)
 
 
+def use_embedder_threads(threads: int) -> None:
+    """Give this process's local embedder `threads` onnxruntime threads unless
+    MEMESH_EMBEDDER_THREADS chose (MEMESH_WORKER_EMBEDDER_THREADS; 0 leaves the server's
+    default, min(2, CPUs)). Set before the model loads, which happens in the first task."""
+    if threads and not settings.MEMESH_EMBEDDER_THREADS:
+        settings.MEMESH_EMBEDDER_THREADS = threads
+
+
 class Command(MemeshCommand):
     help = "Run the background worker (embedding, reindex and dream tasks)."
 
@@ -78,6 +86,7 @@ class Command(MemeshCommand):
         if options["parent_pid"]:
             exit_with_parent(options["parent_pid"], graceful=False)
         lower_priority(settings.MEMESH_WORKER_NICENESS)
+        use_embedder_threads(settings.MEMESH_WORKER_EMBEDDER_THREADS)
 
         level: str = options["log_level"]
         concurrency: int = options["concurrency"]

@@ -34,7 +34,7 @@ from graph.ops.trust.rules import (
     with_event,
 )
 from graph.ops.trust.view import entity_trust
-from graph.ops.writes import entity_archive, index_after_write
+from graph.ops.writes import entity_archive, index_after_insert, index_after_write
 from graph.project import plain_name
 from graph.project_tags import has_project_tag, is_project_tag, project_of, project_tag
 from graph.search.text import normalize_observation
@@ -302,7 +302,10 @@ def entity_remember(
 
     # The entity's own index row is written before relations: a failure while relating
     # must (and does) roll the index back together with everything else.
-    if changed:
+    if created:
+        # Nothing else has touched the new row: its index is written from what was inserted.
+        index_after_insert(entity.pk, entity.name, entity.title, new_obs, new_tags)
+    elif changed:
         index_after_write([entity.pk])
 
     created_relations, relation_errors, superseded = _relate(entity, data, now)
