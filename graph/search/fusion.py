@@ -4,7 +4,8 @@ Every candidate gets both scores where they exist: keyword candidates have their
 similarity looked up exactly, vector neighbours have a keyword score of 0 (the keyword index
 did not return them). Then
 
-    relevance = w · keyword + (1 − w) · semantic,   w = keyword_weight(best coverage)
+    relevance = w · keyword · plausibility + (1 − w) · semantic,
+    w = keyword_weight(best coverage, spread of the similarities)
 
 with `keyword` = keyword_score (bm25 relative to the best candidate, weighed by how much of
 the query the memory covers) and `semantic` the cosine similarity rescaled so that
@@ -13,7 +14,10 @@ SIMILARITY_FLOOR maps to 0 and SIMILARITY_CEILING to 1.
 The keyword side is trusted in proportion to its evidence: w runs from KEYWORD_WEIGHT_MIN,
 when no keyword candidate holds more than a sliver of the query's information (a paraphrase:
 the vectors must decide), to KEYWORD_WEIGHT_MAX, when one holds all of it (the words were
-found: a vector neighbour must not displace them). The best bm25 match also keeps
+found: a vector neighbour must not displace them). KEYWORD_WEIGHT_MAX is for similarities
+that are flat (the best barely above the tenth best: every memory embeds alike, as the turns of
+one conversation do); as they spread out to SPREAD, the top falls to KEYWORD_WEIGHT_MAX_SPREAD,
+because then the vectors single memories out. The best bm25 match also keeps
 TOP_MATCH_BONUS times its coverage. A keyword candidate's words count in proportion to its
 `plausibility`: in full from PLAUSIBLE_SIMILARITY up, not at all at IMPLAUSIBLE_SIMILARITY,
 unless it holds the whole query (an exact rare-word match stays on top however its meaning
@@ -32,7 +36,7 @@ A weighted sum of normalised scores, not reciprocal-rank fusion: RRF rewards app
 both lists, and an OR-ed keyword list is full of memories sharing one generic word with the
 question, which RRF then promotes over the paraphrase the vectors found (DESIGN §10 measured
 paraphrase hit@5 falling from 0.60 to 0.20). The weights, the rescaling and the cut-off below
-were chosen on bench/data/quality (docs/recall.md says how).
+were chosen on bench/data/quality and the LoCoMo dev conversations (docs/recall.md says how).
 
 A vector neighbour enters only when its similarity reaches SEMANTIC_CUTOFF, so a query about
 something memesh does not know returns few or no semantic-only results instead of the
