@@ -37,6 +37,14 @@ MAX_QUERY_TERMS = 32
 # there are enough rows for "more than half" to mean "common" rather than "the subject".
 COMMON_TERM_FRACTION = 0.5
 COMMON_TERM_MIN_ROWS = 25
+# A stricter cut than the reference's, from FREQUENT_TERM_MIN_ROWS rows on: a term in more than
+# a fifth of the rows is dropped while a rarer term remains. bm25 scores every row a term
+# matches, so the frequent words of a long query set its cost (at 10k memories an 8-word
+# query scored ~3x the rows it scores with the cut), while their idf is what makes them rank
+# nothing. Measured neutral on both quality sets, in both query orders (docs/recall.md); below
+# the floor every match is scored in well under a millisecond, and the reference's rule holds.
+FREQUENT_TERM_FRACTION = 0.2
+FREQUENT_TERM_MIN_ROWS = 1000
 # FTS5 truncates a longer token to this many UTF-8 bytes when it indexes or parses it
 # (FTS5_MAX_TOKEN_SIZE in ext/fts5/fts5Int.h), but the fts5vocab lookup of the document-frequency
 # guard compares whole terms: a word of 8,193 four-byte letters was stored truncated, counted as
@@ -238,6 +246,8 @@ def select_terms(
       32 places from a term that can (the reference counts it; this is strictly better).
     - With at least 25 rows, a term in more than half of them is dropped; when every term is
       that common, the rarest one is kept (first in query order on a tie).
+    - With at least 1,000 rows, a term in more than a fifth of them is also dropped, as long as
+      a term in at most a fifth remains (memesh's cut, not the reference's: FREQUENT_TERM_*).
     - Of what survives, the first `cap` terms in query order are used.
     """
     present = [t for t in terms if doc_freq.get(t, 0) > 0]
@@ -248,6 +258,9 @@ def select_terms(
             kept = [min(present, key=lambda t: doc_freq[t])]  # min() keeps the first on a tie
     else:
         kept = present
+    if total_rows >= FREQUENT_TERM_MIN_ROWS:
+        rarer = [t for t in kept if doc_freq[t] <= total_rows * FREQUENT_TERM_FRACTION]
+        kept = rarer or kept
     return kept[:cap]
 
 

@@ -128,6 +128,30 @@ def test_exactly_half_the_rows_is_not_common() -> None:
     assert text.select_terms(["x", "y"], {"x": 21, "y": 1}, total_rows=40) == ["y"]
 
 
+def test_from_1000_rows_a_term_in_more_than_a_fifth_is_dropped_while_a_rarer_one_remains() -> None:
+    freqs = {"deploy": 201, "kubernet": 3, "servic": 200}
+    assert text.select_terms(["deploy", "kubernet", "servic"], freqs, total_rows=1000) == [
+        "kubernet",
+        "servic",
+    ]
+
+
+def test_frequent_terms_are_kept_when_no_rarer_term_remains() -> None:
+    freqs = {"deploy": 400, "servic": 300, "the": 600}
+    assert text.select_terms(["deploy", "servic", "the"], freqs, total_rows=1000) == [
+        "deploy",
+        "servic",
+    ]
+
+
+def test_the_frequent_term_cut_does_not_apply_below_1000_rows() -> None:
+    freqs = {"deploy": 400, "kubernet": 3}
+    assert text.select_terms(["deploy", "kubernet"], freqs, total_rows=999) == [
+        "deploy",
+        "kubernet",
+    ]
+
+
 def test_terms_no_row_contains_do_not_take_a_place_under_the_cap() -> None:
     terms = [f"missing{i}" for i in range(40)] + ["present"]
     assert text.select_terms(terms, {"present": 1}, total_rows=100) == ["present"]
