@@ -169,3 +169,28 @@ def test_a_re_embedded_memory_is_re_ranked_by_its_new_vector() -> None:
     vectors.embed_pending()
 
     assert coarse_candidates(gen.generation, gen.created_at, query, 400, keep=1) == [entity_id("b")]
+
+
+def test_the_copy_stays_exact_while_vectors_arrive_a_few_at_a_time() -> None:
+    # The backlog's vectors reach the copy between searches: the copy grows in place past
+    # its capacity (64, then 128 rows) and still ranks every row it holds.
+    remember("m0", "memory 0")
+    vectors.embed_pending()
+    gen = live()
+    query = DeterministicEmbedder().embed(["memory 77 notes"])[0]
+    coarse_candidates(gen.generation, gen.created_at, query, 10)  # sqlite-vec's turn
+    for start in range(1, 150, 9):
+        for i in range(start, start + 9):
+            remember(f"m{i}", f"memory {i} notes")
+        vectors.embed_pending()
+        assert coarse_candidates(gen.generation, gen.created_at, query, 10) is not None
+    ids = [entity_id(f"m{i}") for i in range(154)]
+    stored = EntityVector.objects.floats(gen.generation, ids)
+    assert len(stored) == 154
+
+    got = coarse_candidates(gen.generation, gen.created_at, query, 25)
+
+    _assert_nearest(got, _hamming_order(stored, query), 25)
+    half = {i: float(v.astype(np.float16).astype(np.float32) @ query) for i, v in stored.items()}
+    best = sorted(half, key=lambda i: -half[i])[:5]
+    assert coarse_candidates(gen.generation, gen.created_at, query, 400, keep=5) == best
