@@ -146,9 +146,7 @@ def measure_queries(
         terms = text.query_terms(query)
         if not terms:
             return []
-        return text.select_terms(
-            terms, Entity.objects.term_doc_freqs(terms), Entity.objects.indexed_row_count()
-        )
+        return text.select_terms(terms, *Entity.objects.term_stats(terms))
 
     results = []
     queries: dict[int, list[str]] = {}
@@ -170,8 +168,7 @@ def measure_queries(
 
             terms = text.query_terms(q)
             t0 = time.perf_counter()
-            freqs = Entity.objects.term_doc_freqs(terms)
-            rows = Entity.objects.indexed_row_count()
+            freqs, rows = Entity.objects.term_stats(terms)
             res.guard.append(time.perf_counter() - t0)
             sel = text.select_terms(terms, freqs, rows)
             res.terms.append(len(sel))

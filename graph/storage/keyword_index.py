@@ -24,7 +24,7 @@ from typing import Any
 from django.db import models, transaction
 
 from graph.search.text import embedding_text, index_text, text_hash
-from graph.storage import vector_index
+from graph.storage import term_frequencies, vector_index
 from graph.storage.cursor import change_token, cursor, db_time, placeholders
 from graph.storage.documents import SQL_ENTITY_STATES, SQL_OBSERVATIONS_OF, SQL_TAGS_OF
 from graph.storage.project_scope import project_scope_condition, project_scope_sql
@@ -50,14 +50,6 @@ _SQL_FTS_DELETE = "DELETE FROM {table} WHERE rowid IN ({ids})"
 # Params: id, head, body (index_text output).
 _SQL_FTS_INSERT = "INSERT INTO {table} (rowid, head, body) VALUES (?, ?, ?)"
 
-# Params: one term per arm. Result: term, number of rows of that index containing it. One
-# `term = ?` arm per term: fts5vocab uses its index only for equality, so an IN list would
-# scan the whole vocabulary.
-_SQL_TERM_DOC_FREQ_ARM = "SELECT term, doc FROM {vocab} WHERE term = ?"
-# SQLite refuses a compound SELECT of more than 500 arms (SQLITE_MAX_COMPOUND_SELECT,
-# https://sqlite.org/limits.html#max_compound_select); a 10,000-character query can hold
-# thousands of distinct terms, so the arms go in batches.
-_MAX_COMPOUND_ARMS = 500
 # Result: FTS5's "averages" record (id 1 of the %_data shadow table), which begins with the
 # number of rows in the index as a varint: an O(1) row count where count(*) scans docsize.
 # Format: https://sqlite.org/src/file?name=ext/fts5/fts5_index.c ("averages" record).
@@ -357,21 +349,17 @@ class KeywordIndexQueries(models.Manager):
         with cursor() as cur:
             cur.execute(_SQL_AVERAGES_RECORD.format(table=ARCHIVED_FTS if archived else LIVE_FTS))
             row = cur.fetchone()
-        return _leading_varint(row[0]) if row and row[0] else 0
+        return term_frequencies.leading_varint(row[0]) if row and row[0] else 0
 
-    def term_doc_freqs(self, terms: Sequence[str], *, archived: bool = False) -> dict[str, int]:
-        """Number of entities in the live (or archived) index containing each term."""
-        if not terms:
-            return {}
-        arm = _SQL_TERM_DOC_FREQ_ARM.format(vocab=ARCHIVED_VOCAB if archived else VOCAB)
-        freqs = dict.fromkeys(terms, 0)
-        with cursor() as cur:
-            for start in range(0, len(terms), _MAX_COMPOUND_ARMS):
-                batch = list(terms[start : start + _MAX_COMPOUND_ARMS])
-                cur.execute(" UNION ALL ".join([arm] * len(batch)), batch)
-                for term, doc in cur.fetchall():
-                    freqs[term] = int(doc)
-        return freqs
+    def term_stats(
+        self, terms: Sequence[str], *, archived: bool = False
+    ) -> tuple[dict[str, int], int]:
+        """(number of entities in the live, or archived, index containing each term, rows in
+        that index), the frequencies kept in this process until the index changes
+        (graph.storage.term_frequencies)."""
+        if archived:
+            return term_frequencies.doc_freqs(ARCHIVED_FTS, ARCHIVED_VOCAB, terms)
+        return term_frequencies.doc_freqs(LIVE_FTS, VOCAB, terms)
 
     def fts_candidates(
         self,
@@ -623,15 +611,3 @@ class EntityFilters:
             sql += _SQL_UNEXPIRED_FILTER
             params.append(db_time(self.unexpired_at))
         return sql, params
-
-
-def _leading_varint(blob: bytes) -> int:
-    """Decode the SQLite varint at the start of `blob` (big-endian 7-bit groups)."""
-    value = 0
-    for i, byte in enumerate(blob[:9]):
-        if i == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            break
-    return value

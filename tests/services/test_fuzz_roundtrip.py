@@ -133,7 +133,7 @@ def test_each_of_several_memories_is_recalled_by_its_own_word(
 @settings(FUZZ, max_examples=15)
 @given(word=rare_words, noise=st.integers(0, 800), first=st.booleans())
 # Found by the text fuzzing: over 500 distinct query terms failed with SQLite's compound-SELECT
-# limit before the 32-term cap applied (fixed in graph/storage/keyword_index.py, term_doc_freqs).
+# limit before the 32-term cap applied (fixed in graph/storage/term_frequencies.py, lookup).
 @example(word="kubernetes", noise=600, first=False)
 def test_a_rare_word_is_found_among_hundreds_of_query_words_that_match_nothing(
     background: None, word: str, noise: int, first: bool

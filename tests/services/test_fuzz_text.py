@@ -144,8 +144,8 @@ def test_every_match_expression_is_valid_fts5(query: str) -> None:
     expression = text.match_expression(terms[: text.MAX_QUERY_TERMS])
 
     assert _match_count(expression) == 0  # the index is empty: valid syntax, no rows
-    assert set(Entity.objects.term_doc_freqs(terms)) == set(terms)
-    assert Entity.objects.term_doc_freqs(terms, archived=True) == dict.fromkeys(terms, 0)
+    assert set(Entity.objects.term_stats(terms)[0]) == set(terms)
+    assert Entity.objects.term_stats(terms, archived=True) == (dict.fromkeys(terms, 0), 0)
     assert Entity.objects.fts_candidates(expression, limit=5, now=timezone.now()) == []
     filtered = Entity.objects.fts_candidates(
         expression,
@@ -163,7 +163,7 @@ def test_every_match_expression_is_valid_fts5(query: str) -> None:
 @given(queries.map(lambda q: q[:MAX_QUERY_CHARS]))
 # Found by this test: more than 500 distinct terms made the document-frequency lookup one
 # compound SELECT over SQLite's 500-arm limit ("too many terms in compound SELECT", a 500).
-# graph/storage/keyword_index.py (term_doc_freqs) now batches the lookup.
+# graph/storage/term_frequencies.py (lookup) now batches it.
 @example(" ".join(f"w{i}" for i in range(501)))
 @example("".join(chr(0x4E00 + i) for i in range(3000)))
 def test_recall_answers_any_query_up_to_the_length_limit(query: str) -> None:

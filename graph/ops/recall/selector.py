@@ -220,14 +220,13 @@ def _keyword_candidates(
     """The best `pool` keyword candidates, best first, with their bm25 relative to the best one
     and, for fusion, that score weighed by how much of the query each candidate covers (the
     best of a weak lot must not count as strong evidence against a vector neighbour)."""
-    doc_freqs = Entity.objects.term_doc_freqs(terms)
-    total_rows = Entity.objects.indexed_row_count()
+    doc_freqs, total_rows = Entity.objects.term_stats(terms)
     if data.include_archived:
         # Archived rows are searched too: a term only they contain must not be dropped as
         # matching nothing, and the common-term guard counts over every row searched.
-        archived = Entity.objects.term_doc_freqs(terms, archived=True)
+        archived, archived_rows = Entity.objects.term_stats(terms, archived=True)
         doc_freqs = {term: doc_freqs[term] + archived[term] for term in terms}
-        total_rows += Entity.objects.indexed_row_count(archived=True)
+        total_rows += archived_rows
     selected = text.select_terms(terms, doc_freqs, total_rows)
     if not selected:
         return []
