@@ -219,9 +219,13 @@ class MemeshApplication:
 
 def _warm_up_in_background() -> None:
     """Load the local model now, beside the first requests, rather than in the first recall
-    (which would wait ~1 s for it)."""
+    (which would wait ~1 s for it), on the server's thread count
+    (MEMESH_SERVER_EMBEDDER_THREADS)."""
+    from django.conf import settings
+
     from graph.embedding import provider
 
+    provider.use_threads(settings.MEMESH_SERVER_EMBEDDER_THREADS)
     threading.Thread(target=provider.warm_up, name="memesh-warm-up", daemon=True).start()
 
 

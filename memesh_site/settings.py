@@ -226,6 +226,11 @@ MEMESH_WORKER_NICENESS = envint_within("MEMESH_WORKER_NICENESS", 10, 0, 19)
 # (0: the server's default, min(2, CPUs)). 1 leaves a core to the requests while they arrive,
 # at the cost of a slower backlog on an otherwise idle machine (docs/performance-notes.md).
 MEMESH_WORKER_EMBEDDER_THREADS = envint_within("MEMESH_WORKER_EMBEDDER_THREADS", 0, 0, 64)
+# onnxruntime threads of a server process's local embedder when MEMESH_EMBEDDER_THREADS is
+# unset (0: min(2, CPUs)). A server embeds one short query per recall, where a second thread
+# costs more CPU than it saves time, and waits for a core the worker or the other requests
+# hold (docs/performance-notes.md).
+MEMESH_SERVER_EMBEDDER_THREADS = envint_within("MEMESH_SERVER_EMBEDDER_THREADS", 1, 0, 64)
 MEMESH_REMOTE_TOKEN = envstr("MEMESH_REMOTE_TOKEN", "")
 # The peer-shaped compatibility surface (docs/api.md, "Peer compatibility"): `memory_*` MCP
 # tools and /api/v1/memories routes. Off by default; the config key `peerApi` turns it on too.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import threading
 
+from django.conf import settings
+
 from graph.embedding.base import Embedder, EmbedderConfig
 from graph.embedding.config import load_config
 
@@ -55,3 +57,12 @@ def warm_up() -> None:
             embedder.warm_up()
     except Exception:  # see the docstring
         logger.debug("embedder warm-up failed", exc_info=True)
+
+
+def use_threads(threads: int) -> None:
+    """Give this process's local embedder `threads` onnxruntime threads unless
+    MEMESH_EMBEDDER_THREADS chose (0 leaves the default, min(2, CPUs)). Call it before the
+    model loads: the worker (MEMESH_WORKER_EMBEDDER_THREADS) before its first task, a server
+    process (MEMESH_SERVER_EMBEDDER_THREADS) before its warm-up."""
+    if threads and not settings.MEMESH_EMBEDDER_THREADS:
+        settings.MEMESH_EMBEDDER_THREADS = threads

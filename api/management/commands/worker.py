@@ -46,14 +46,6 @@ def lower_priority(increment: int) -> None:
             os.nice(increment)
 
 
-def use_embedder_threads(threads: int) -> None:
-    """Give this process's local embedder `threads` onnxruntime threads unless
-    MEMESH_EMBEDDER_THREADS chose (MEMESH_WORKER_EMBEDDER_THREADS; 0 leaves the server's
-    default, min(2, CPUs)). Set before the model loads, which happens in the first task."""
-    if threads and not settings.MEMESH_EMBEDDER_THREADS:
-        settings.MEMESH_EMBEDDER_THREADS = threads
-
-
 class Command(MemeshCommand):
     help = "Run the background worker (embedding, reindex and dream tasks)."
 
@@ -81,12 +73,13 @@ class Command(MemeshCommand):
         from celery.exceptions import SecurityWarning
         from celery.signals import worker_ready
 
+        from graph.embedding import provider
         from memesh_site.celery import app
 
         if options["parent_pid"]:
             exit_with_parent(options["parent_pid"], graceful=False)
         lower_priority(settings.MEMESH_WORKER_NICENESS)
-        use_embedder_threads(settings.MEMESH_WORKER_EMBEDDER_THREADS)
+        provider.use_threads(settings.MEMESH_WORKER_EMBEDDER_THREADS)
 
         level: str = options["log_level"]
         concurrency: int = options["concurrency"]
