@@ -12,6 +12,7 @@ from django.utils import timezone
 from graph.storage.entities import EntityManager
 from graph.storage.meta import MetaManager
 from graph.storage.outcomes import OutcomeManager
+from graph.storage.query_vectors import QueryVectorManager
 from graph.storage.vector_index import VectorManager
 
 # The trust model (docs/trust.md): a memory with a source is a fact, one without is a
@@ -190,6 +191,24 @@ class EntityVector(models.Model):
 
     def __str__(self) -> str:
         return f"g{self.generation}:{self.entity_id}"
+
+
+class QueryVector(models.Model):
+    """A recall query's embedding, shared by the processes of one database
+    (graph/storage/query_vectors.py). The key hashes the embedder's identity, its width and the
+    query: the query's text is not stored."""
+
+    key = models.CharField(max_length=64, primary_key=True)
+    vector = models.BinaryField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = QueryVectorManager()
+
+    class Meta:
+        indexes = [models.Index(fields=["created_at"], name="query_vector_created")]
+
+    def __str__(self) -> str:
+        return self.key[:12]
 
 
 class Outcome(models.TextChoices):

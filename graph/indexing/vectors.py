@@ -18,19 +18,22 @@ twin that the CLI and tests call directly.
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import logging
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from graph.embedding import provider
 from graph.embedding.base import Embedder, EmbedderError
-from graph.models import Entity, EntityVector, MetaEntry
+from graph.models import Entity, EntityVector, MetaEntry, QueryVector
 
 logger = logging.getLogger(__name__)
 
@@ -258,28 +261,118 @@ def _record_failure(exc: EmbedderError) -> str:
 # --- query side ----------------------------------------------------------------------------
 
 QUERY_CACHE_SIZE = 512
+# Query embeddings are also shared through the database (graph/storage/query_vectors.py), so a
+# query one process embedded is not embedded again by the server's other process, a hook or
+# the CLI. Written in batches, at most once a second per process and at exit.
+SHARE_QUERY_VECTORS = True
+SHARE_AFTER_SECONDS = 1.0
+SHARE_AT_PENDING = 64
 _query_cache: OrderedDict[tuple[str, int | None, str], np.ndarray] = OrderedDict()
 _query_lock = threading.Lock()
+_shared_pending: dict[str, bytes] = {}
+_shared_first_at: float | None = None
 
 
 def query_cache_clear() -> None:
-    """Forget every cached query embedding (tests that swap embedders of one identity)."""
+    """Forget every cached query embedding, and those waiting to be shared (tests that swap
+    embedders of one identity; the shared rows go with their database)."""
+    global _shared_first_at
     with _query_lock:
         _query_cache.clear()
+        _shared_pending.clear()
+        _shared_first_at = None
 
 
-def query_vector(embedder: Embedder, query: str) -> np.ndarray:
-    """The query's embedding, from a per-process LRU cache when it repeats."""
+def _cache_key(embedder: Embedder, query: str) -> tuple[str, int | None, str]:
     # The width is part of the key: one model can be configured at several widths.
-    key = (embedder.identity, embedder.dimensions, query)
+    return (embedder.identity, embedder.dimensions, query)
+
+
+def _shared_key(embedder: Embedder, query: str) -> str:
+    text = "\0".join([embedder.identity, str(embedder.dimensions), query])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _keep(key: tuple[str, int | None, str], vector: np.ndarray) -> None:
+    with _query_lock:
+        _query_cache[key] = vector
+        while len(_query_cache) > QUERY_CACHE_SIZE:
+            _query_cache.popitem(last=False)
+
+
+def query_vector(embedder: Embedder, query: str, *, share: bool = False) -> np.ndarray:
+    """The query's embedding, from a per-process LRU cache when it repeats. With `share`, one
+    computed here is queued for the shared table (flush_shared_query_vectors writes it)."""
+    global _shared_first_at
+    key = _cache_key(embedder, query)
     with _query_lock:
         hit = _query_cache.get(key)
         if hit is not None:
             _query_cache.move_to_end(key)
             return hit
     vector = embedder.embed([query])[0]
-    with _query_lock:
-        _query_cache[key] = vector
-        while len(_query_cache) > QUERY_CACHE_SIZE:
-            _query_cache.popitem(last=False)
+    _keep(key, vector)
+    if share and SHARE_QUERY_VECTORS:
+        blob = np.asarray(vector, dtype=np.float32).tobytes()
+        with _query_lock:
+            _shared_pending[_shared_key(embedder, query)] = blob
+            if _shared_first_at is None:
+                _shared_first_at = time.monotonic()
     return vector
+
+
+def known_query_vector(embedder: Embedder, query: str) -> np.ndarray | None:
+    """The query's embedding if this process or another has computed it (the LRU cache, then
+    the shared table on the caller's connection); None when it has to be embedded."""
+    key = _cache_key(embedder, query)
+    with _query_lock:
+        hit = _query_cache.get(key)
+        if hit is not None:
+            _query_cache.move_to_end(key)
+            return hit
+    if not SHARE_QUERY_VECTORS or QUERY_CACHE_SIZE == 0:
+        return None
+    blob = QueryVector.objects.find(_shared_key(embedder, query))
+    if not blob or len(blob) % 4:
+        return None
+    vector = np.frombuffer(blob, dtype=np.float32).copy()
+    _keep(key, vector)
+    return vector
+
+
+def flush_shared_query_vectors(*, force: bool = False) -> int:
+    """Write the query embeddings waiting to be shared, when a second has passed since the
+    first of them (or SHARE_AT_PENDING wait, or `force`); returns how many were written. A busy
+    database drops them: they are a cache, and the next process embeds the query again."""
+    global _shared_first_at
+    with _query_lock:
+        due = bool(_shared_pending) and (
+            force
+            or len(_shared_pending) >= SHARE_AT_PENDING
+            or (
+                _shared_first_at is not None
+                and time.monotonic() - _shared_first_at >= SHARE_AFTER_SECONDS
+            )
+        )
+        if not due:
+            return 0
+        rows = list(_shared_pending.items())
+        _shared_pending.clear()
+        _shared_first_at = None
+    try:
+        with transaction.atomic():
+            QueryVector.objects.store(rows, timezone.now())
+    except DatabaseError:
+        logger.info("could not share %d query embeddings; dropped", len(rows))
+        return 0
+    return len(rows)
+
+
+def _share_at_exit() -> None:
+    try:
+        flush_shared_query_vectors(force=True)
+    except Exception:  # the interpreter is going away; never turn exit into a traceback
+        logger.debug("could not share query embeddings at exit", exc_info=True)
+
+
+atexit.register(_share_at_exit)

@@ -31,6 +31,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
+from graph.indexing import vectors
 from graph.models import Entity, EntityVector, Status
 from graph.ops.entity_view import Match, entity_outputs
 from graph.ops.recall.access import note_accesses
@@ -158,6 +159,7 @@ def entity_recall(
     returned = ranked[: data.limit]
     ids = [r.entity_id for r in returned]
     note_accesses(ids, now, session_id=data.session_id)
+    vectors.flush_shared_query_vectors()
     by_id = {f.entity_id: f for f in fused}
     matches = {
         i: Match.model_construct(source=by_id[i].source, relevance=round(by_id[i].reported, 4))

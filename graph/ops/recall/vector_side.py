@@ -1,5 +1,6 @@
-"""recall's vector side: whether it can run for a query, and the query's embedding, computed
-on another thread while SQLite runs the keyword search."""
+"""recall's vector side: whether it can run for a query, and the query's embedding: known
+already (this process's cache, or the table the processes share), or computed on another
+thread while SQLite runs the keyword search."""
 
 from __future__ import annotations
 
@@ -64,7 +65,10 @@ def plan_vector_side(query: str) -> VectorSide:
         return VectorSide(None, Entity.objects.indexed_row_count() > 0)
     if live.identity != embedder.identity or embedder.dimensions not in (None, live.dimensions):
         return VectorSide(None, True)  # another embedding space: a reindex is due
-    pending = _embedding_thread.submit(vectors.query_vector, embedder, query)
+    known = vectors.known_query_vector(embedder, query)
+    if known is not None and known.shape == (live.dimensions,):
+        return VectorSide(live.generation, False, known, live.created_at, live.dimensions)
+    pending = _embedding_thread.submit(vectors.query_vector, embedder, query, share=True)
     return VectorSide(
         live.generation, False, token=live.created_at, dimensions=live.dimensions, pending=pending
     )
