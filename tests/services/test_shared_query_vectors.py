@@ -65,6 +65,31 @@ def test_a_query_embedded_once_is_not_embedded_again_by_a_fresh_process(
     assert [e["name"] for e in again["entities"]] == [e["name"] for e in first["entities"]]
 
 
+def _ranking(out: dict[str, object]) -> list[tuple[str, object]]:
+    return [(e["name"], e["match"]) for e in out["entities"]]  # type: ignore[attr-defined]
+
+
+def test_a_shared_vector_ranks_exactly_as_a_fresh_embedding(
+    embedded: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The keyword candidates are weighed for fusion whichever way the query's vector came:
+    # ranked without that weighing, partial matches would be scored as whole ones.
+    monkeypatch.setattr(vectors, "SHARE_AFTER_SECONDS", 0.0)
+    remember("walrus-tusks", "the walrus keeps its tusks clean on the ice")
+    remember("walrus-only", "a walrus sleeps")
+    remember("tusks-only", "elephant tusks are ivory")
+    remember("ice-only", "the ice shelf breaks in spring")
+    vectors.embed_pending()
+    fresh = recall("walrus tusks ice")
+    vectors.query_cache_clear()
+    embedded.clear()
+
+    shared = recall("walrus tusks ice")
+
+    assert embedded == []
+    assert _ranking(shared) == _ranking(fresh)
+
+
 def test_the_shared_row_is_the_vector_under_a_hash_not_the_query(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -92,7 +92,7 @@ def entity_recall(
     # The query is embedded on another thread while SQLite runs the keyword search (both
     # release the GIL): at 100k memories that hid the ~5 ms of the embedding.
     planned = plan_vector_side(data.query)
-    scored = _keyword_candidates(data, terms, filters, pool, now, planned.pending is not None)
+    scored = _keyword_candidates(data, terms, filters, pool, now, planned.may_run)
     side: VectorSide = planned.resolve()
     for candidate in scored:
         keyword[candidate.hit.entity_id] = candidate.weighed if side.ran else candidate.relative

@@ -31,6 +31,12 @@ class VectorSide:
     def ran(self) -> bool:
         return self.query is not None
 
+    @property
+    def may_run(self) -> bool:
+        """Whether the vector side runs, or will once the embedding resolves: the keyword
+        candidates are then weighed for fusion."""
+        return self.query is not None or self.pending is not None
+
     def resolve(self) -> VectorSide:
         """Wait for the query's embedding: the side ready to search, or degraded."""
         if self.pending is None:
