@@ -332,7 +332,13 @@ def known_query_vector(embedder: Embedder, query: str) -> np.ndarray | None:
             return hit
     if not SHARE_QUERY_VECTORS or QUERY_CACHE_SIZE == 0:
         return None
-    blob = QueryVector.objects.find(_shared_key(embedder, query))
+    try:
+        blob = QueryVector.objects.find(_shared_key(embedder, query))
+    except DatabaseError:
+        # A cache never fails a recall (a database one release behind, under --no-migrate,
+        # has no table yet): the query is embedded as if it were new.
+        logger.debug("shared query embeddings unreadable", exc_info=True)
+        return None
     if not blob or len(blob) % 4:
         return None
     vector = np.frombuffer(blob, dtype=np.float32).copy()

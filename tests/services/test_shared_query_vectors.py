@@ -149,3 +149,19 @@ def test_the_table_keeps_the_newest_rows(monkeypatch: pytest.MonkeyPatch) -> Non
     assert sorted(QueryVector.objects.values_list("key", flat=True)) == [
         f"{n:064d}" for n in (2, 3, 4)
     ]
+
+
+def test_a_missing_table_costs_an_embedding_not_the_recall(embedded: list[list[str]]) -> None:
+    # A database a release behind (served with --no-migrate) has no table yet.
+    from django.db import connection
+
+    _seed()
+    with connection.cursor() as cur:
+        cur.execute("DROP TABLE graph_queryvector")  # rolled back with the test's transaction
+    embedded.clear()
+
+    out = recall("walrus tusks")
+
+    assert out["retrieval"] == {"mode": "hybrid", "degraded": False, "truncated": False}
+    assert [e["name"] for e in out["entities"]] == ["walrus-notes"]
+    assert embedded == [["walrus tusks"]]
