@@ -50,11 +50,6 @@ _SQL_FTS_DELETE = "DELETE FROM {table} WHERE rowid IN ({ids})"
 # Params: id, head, body (index_text output).
 _SQL_FTS_INSERT = "INSERT INTO {table} (rowid, head, body) VALUES (?, ?, ?)"
 
-# Result: FTS5's "averages" record (id 1 of the %_data shadow table), which begins with the
-# number of rows in the index as a varint: an O(1) row count where count(*) scans docsize.
-# Format: https://sqlite.org/src/file?name=ext/fts5/fts5_index.c ("averages" record).
-_SQL_AVERAGES_RECORD = "SELECT block FROM {table}_data WHERE id = 1"
-
 
 # One arm of the candidate query. Params: MATCH expression, [namespace], [tag], [project
 # scope], [trust], [unexpired at].
@@ -345,11 +340,10 @@ class KeywordIndexQueries(models.Manager):
     # --- keyword search ------------------------------------------------------------------
 
     def indexed_row_count(self, *, archived: bool = False) -> int:
-        """Rows in the live index (active entities) or the archived one."""
-        with cursor() as cur:
-            cur.execute(_SQL_AVERAGES_RECORD.format(table=ARCHIVED_FTS if archived else LIVE_FTS))
-            row = cur.fetchone()
-        return term_frequencies.leading_varint(row[0]) if row and row[0] else 0
+        """Rows in the live index (active entities) or the archived one: O(1), from FTS5's
+        averages record, where count(*) scans docsize (graph.storage.term_frequencies)."""
+        table = ARCHIVED_FTS if archived else LIVE_FTS
+        return term_frequencies.averages_row_count(term_frequencies.index_state(table))
 
     def term_stats(
         self, terms: Sequence[str], *, archived: bool = False

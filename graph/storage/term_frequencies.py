@@ -39,6 +39,10 @@ _MAX_COMPOUND_ARMS = 500
 MAX_KEPT_TERMS = 50_000
 
 
+# (record id, block) of the averages and structure records, in id order.
+State = tuple[tuple[int, bytes], ...]
+
+
 class _Kept:
     def __init__(self, state: State) -> None:
         self.state = state
@@ -49,9 +53,6 @@ _lock = threading.Lock()
 _kept: dict[tuple[str, str], _Kept] = {}
 
 
-State = tuple[tuple[int, bytes], ...]
-
-
 def index_state(table: str) -> State:
     """The averages and structure records of this FTS5 table: they change with every write."""
     with cursor() as cur:
@@ -60,9 +61,10 @@ def index_state(table: str) -> State:
 
 
 def averages_row_count(state: State) -> int:
-    """The number of rows in the index, from the state's averages record (a leading varint)."""
+    """The number of rows in the index, from the state's averages record, which begins with it
+    as a varint (https://sqlite.org/src/file?name=ext/fts5/fts5_index.c, "averages" record)."""
     averages = dict(state).get(1)
-    return leading_varint(averages) if averages else 0
+    return _leading_varint(averages) if averages else 0
 
 
 def doc_freqs(table: str, vocab: str, terms: Sequence[str]) -> tuple[dict[str, int], int]:
@@ -110,7 +112,7 @@ def forget() -> None:
         _kept.clear()
 
 
-def leading_varint(blob: bytes) -> int:
+def _leading_varint(blob: bytes) -> int:
     """Decode the SQLite varint at the start of `blob` (big-endian 7-bit groups)."""
     value = 0
     for i, byte in enumerate(blob[:9]):
