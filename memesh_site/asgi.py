@@ -23,7 +23,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from memesh_site import cli_forward, json_limits, lifecycle, mcp_http, rate_limit, remote_auth
+from memesh_site import (
+    cli_forward,
+    json_limits,
+    lifecycle,
+    mcp_http,
+    rate_limit,
+    remote_auth,
+    request_activity,
+)
 from memesh_site.env import envint
 from memesh_site.heap import freeze_startup_heap
 
@@ -99,6 +107,18 @@ class MemeshApplication:
                 self.mcp_running = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.route(scope, receive, send)
+            return
+        # The background worker waits for a quiet moment before each model call
+        # (memesh_site/request_activity.py): it sees this request's start and its end.
+        request_activity.note_request()
+        try:
+            await self.route(scope, receive, send)
+        finally:
+            request_activity.note_request()
+
+    async def route(self, scope: Scope, receive: Receive, send: Send) -> None:
         # The rate limit, then a remote listener's bearer check: both before the body is read
         # or Django / MCP see the request.
         if (

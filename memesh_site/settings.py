@@ -222,6 +222,9 @@ MEMESH_WORKER = envbool("MEMESH_WORKER", True)
 # increment, 0-19): embedding is background work, and on a small machine it competes with the
 # requests a person or an agent is waiting for. 0 leaves it as started.
 MEMESH_WORKER_NICENESS = envint_within("MEMESH_WORKER_NICENESS", 10, 0, 19)
+# The longest the worker's local embedder waits, before each model call, for a moment with no
+# request at the server (memesh_site/request_activity.py); 0 never waits.
+MEMESH_WORKER_YIELD_SECONDS = envfloat("MEMESH_WORKER_YIELD_SECONDS", 0.5)
 # onnxruntime threads of the worker's local embedder when MEMESH_EMBEDDER_THREADS is unset
 # (0: the server's default, min(2, CPUs)). 1 leaves a core to the requests while they arrive,
 # at the cost of a slower backlog on an otherwise idle machine (docs/performance-notes.md).

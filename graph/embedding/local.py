@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
 
@@ -34,8 +34,12 @@ class LocalMiniLM(Embedder):
     provider = "local"
     model = "all-MiniLM-L6-v2-int8"
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(
+        self, threads: int | None = None, pace: Callable[[], object] | None = None
+    ) -> None:
         self._threads = threads or settings.MEMESH_EMBEDDER_THREADS
+        # Called before each model call (graph.embedding.provider.pace_local_embedder).
+        self._pace = pace
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
@@ -78,16 +82,18 @@ class LocalMiniLM(Embedder):
             if self._session is None:
                 self._load()
             encoded = self._tokenizer.encode_batch(list(texts))
-            # Similar lengths batched together waste little padding.
-            order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
-            out = np.empty((len(texts), WIDTH), dtype=np.float32)
-            chunk: list[int] = []
-            for i in order:
-                if chunk and (len(chunk) + 1) * len(encoded[i].ids) > TOKEN_BUDGET:
-                    out[chunk] = self._run([encoded[j] for j in chunk])
-                    chunk = []
-                chunk.append(i)
-            if chunk:
+        # Similar lengths batched together waste little padding.
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
+        chunks: list[list[int]] = [[]]
+        for i in order:
+            if chunks[-1] and (len(chunks[-1]) + 1) * len(encoded[i].ids) > TOKEN_BUDGET:
+                chunks.append([])
+            chunks[-1].append(i)
+        out = np.empty((len(texts), WIDTH), dtype=np.float32)
+        for chunk in chunks:
+            if self._pace is not None:
+                self._pace()
+            with self._lock:
                 out[chunk] = self._run([encoded[j] for j in chunk])
         return out
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from django.conf import settings
 
@@ -13,6 +14,7 @@ from graph.embedding.config import load_config
 logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _cached: tuple[EmbedderConfig, Embedder | None] | None = None
+_local_pace: Callable[[], object] | None = None
 
 
 def build(config: EmbedderConfig) -> Embedder | None:
@@ -22,7 +24,7 @@ def build(config: EmbedderConfig) -> Embedder | None:
     if config.provider == "local":
         from graph.embedding.local import LocalMiniLM
 
-        return LocalMiniLM()
+        return LocalMiniLM(pace=_local_pace)
     if config.provider == "deterministic":
         from graph.embedding.deterministic import DeterministicEmbedder
 
@@ -66,3 +68,11 @@ def use_threads(threads: int) -> None:
     process (MEMESH_SERVER_EMBEDDER_THREADS) before its warm-up."""
     if threads and not settings.MEMESH_EMBEDDER_THREADS:
         settings.MEMESH_EMBEDDER_THREADS = threads
+
+
+def pace_local_embedder(pace: Callable[[], object]) -> None:
+    """Have this process's local embedder call `pace` before each model call: the worker waits
+    there for a quiet moment of the server's (memesh_site/request_activity.py). Call it before
+    the embedder is built. Remote providers are not paced: their work is not on this CPU."""
+    global _local_pace
+    _local_pace = pace

@@ -127,3 +127,37 @@ def test_an_empty_list_gives_an_empty_array(model: LocalMiniLM) -> None:
 
     assert out.shape == (0, 384)
     assert out.dtype == np.float32
+
+
+def test_a_paced_embedder_calls_its_pace_before_each_model_call(
+    model: LocalMiniLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's embedder waits for a quiet moment of the server before every model call
+    (memesh_site/request_activity.py); the vectors are those of the unpaced model."""
+    texts = [" ".join(["memory"] * 90), " ".join(["index"] * 100), "short", "brief note"]
+    events: list[str] = []
+    paced = LocalMiniLM(pace=lambda: events.append("pace"))
+    real_run = LocalMiniLM._run
+
+    def run(self: LocalMiniLM, encoded: list[Any]) -> np.ndarray:
+        events.append("run")
+        return real_run(self, encoded)
+
+    monkeypatch.setattr(LocalMiniLM, "_run", run)
+    out = paced.embed(texts)
+    # Two long texts alone (over half the token budget each), the two short ones together.
+    assert events == ["pace", "run"] * 3
+    np.testing.assert_allclose(out, model.embed(texts), atol=1e-6)
+
+
+def test_the_provider_paces_the_local_embedder_it_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graph.embedding import provider
+    from graph.embedding.base import EmbedderConfig
+
+    calls: list[int] = []
+    monkeypatch.setattr(provider, "_local_pace", None)
+    provider.pace_local_embedder(lambda: calls.append(1))
+    built = provider.build(EmbedderConfig(provider="local"))
+    assert isinstance(built, LocalMiniLM)
+    built.embed(["one memory"])
+    assert calls == [1]

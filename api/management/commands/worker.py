@@ -12,6 +12,7 @@ worker's watchdog ends this process only).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import warnings
@@ -21,7 +22,7 @@ from django.conf import settings
 from django.core.management.base import CommandParser
 
 from api.cli import MemeshCommand
-from memesh_site import paths
+from memesh_site import paths, request_activity
 from memesh_site.lifecycle import exit_with_parent
 
 LOG_LEVELS = ["critical", "error", "warning", "info", "debug"]
@@ -80,6 +81,10 @@ class Command(MemeshCommand):
             exit_with_parent(options["parent_pid"], graceful=False)
         lower_priority(settings.MEMESH_WORKER_NICENESS)
         provider.use_threads(settings.MEMESH_WORKER_EMBEDDER_THREADS)
+        yield_seconds: float = settings.MEMESH_WORKER_YIELD_SECONDS
+        if yield_seconds > 0:
+            stamp = request_activity.Stamp(request_activity.activity_path(), create=False)
+            provider.pace_local_embedder(functools.partial(stamp.wait_for_quiet, yield_seconds))
 
         level: str = options["log_level"]
         concurrency: int = options["concurrency"]
