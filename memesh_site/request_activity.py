@@ -2,7 +2,7 @@
 
 The worker embeds the backlog of new memories at a lower CPU priority, but niceness alone
 leaves it in the way: onnxruntime keeps both cores of a small machine and their caches busy,
-so a recall answered while it embeds took 15-30 % longer than with the worker stopped
+so a recall answered while it embeds took up to a third longer than with the worker stopped
 (docs/performance-notes.md, "The worker waits for a quiet moment"). So every server process
 stamps the time of each request's start and end here, and the worker's local embedder waits
 before each model call until no request has been seen for QUIET_SECONDS, or for at most
