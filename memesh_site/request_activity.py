@@ -17,7 +17,6 @@ never having one, only means the worker does not wait.
 
 from __future__ import annotations
 
-import contextlib
 import mmap
 import os
 import struct
@@ -50,11 +49,16 @@ class Stamp:
         self.path = path
         self.create = create
         self._map: mmap.mmap | None = None
+        self._unwritable = False
 
     def _mapped(self) -> mmap.mmap | None:
-        if self._map is None:
-            with contextlib.suppress(OSError, ValueError):
+        if self._map is None and not self._unwritable:
+            try:
                 self._map = self._open()
+            except (OSError, ValueError):
+                # A server whose home refuses the file stops trying (no system calls on every
+                # request); a reader looks again next time, for a server that starts later.
+                self._unwritable = self.create
         return self._map
 
     def _open(self) -> mmap.mmap | None:

@@ -136,3 +136,23 @@ def test_note_request_stamps_the_homes_file(
     settings.MEMESH_HOME = str(tmp_path)  # type: ignore[attr-defined]
     request_activity.note_request()
     assert Stamp(tmp_path / request_activity.FILENAME, create=False).last() == clock.now
+
+
+def test_a_server_whose_home_refuses_the_file_stops_trying(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the home should be")
+    stamp = Stamp(blocked / request_activity.FILENAME, create=True)
+    opened: list[int] = []
+    real_open = Stamp._open
+
+    def counting(self: Stamp) -> object:
+        opened.append(1)
+        return real_open(self)
+
+    monkeypatch.setattr(Stamp, "_open", counting)
+    stamp.mark(1.0)
+    stamp.mark(2.0)
+    assert stamp.last() is None
+    assert opened == [1]
