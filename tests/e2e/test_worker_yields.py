@@ -112,7 +112,11 @@ def test_the_worker_holds_its_model_calls_while_a_request_is_recent(
 def test_a_steady_stream_of_requests_does_not_stop_the_backlog(home: Path, tmp_path: Path) -> None:
     db = home / DB
     with serving(
-        home, tmp_path / "serve.log", "--no-migrate", **_local(MEMESH_WORKER_YIELD_SECONDS="0.2")
+        home,
+        tmp_path / "serve.log",
+        "--no-migrate",
+        MEMESH_EMBEDDER="local",
+        MEMESH_WORKER_YIELD_SECONDS="0.2",
     ) as base:
         stop_stream = threading.Event()
         answered: list[int] = []
@@ -144,7 +148,3 @@ def test_a_steady_stream_of_requests_does_not_stop_the_backlog(home: Path, tmp_p
             stop_stream.set()
             client.join(timeout=30)
         assert answered and set(answered) == {200}
-
-
-def _local(**extra: str) -> dict[str, str]:
-    return {"MEMESH_EMBEDDER": "local", **extra}
