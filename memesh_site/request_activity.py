@@ -17,6 +17,7 @@ never having one, only means the worker does not wait.
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import struct
@@ -88,6 +89,20 @@ class Stamp:
             return None
         value: float = _STAMP.unpack_from(mapped, 0)[0]
         return value
+
+    def quiet_for(self) -> float:
+        """Seconds since the latest stamp; infinite when there is none (or a stale one)."""
+        last = self.last()
+        now = time.monotonic()
+        if last is None or last > now + STALE_AHEAD_SECONDS:
+            return math.inf
+        return max(0.0, now - last)
+
+    def pace(self, longest: float) -> float:
+        """The worker's pace before a model call: wait for quiet (at most `longest` seconds),
+        then answer how long the server has been quiet (its embedder batches more when idle)."""
+        self.wait_for_quiet(longest)
+        return self.quiet_for()
 
     def wait_for_quiet(self, longest: float) -> float:
         """Sleep until no request was stamped for QUIET_SECONDS, or `longest` seconds have

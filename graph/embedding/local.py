@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
@@ -18,16 +19,18 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
+from graph.embedding import batching
 from graph.embedding.base import Embedder, EmbedderError, normalise_rows
 
 WIDTH = 384
 # all-MiniLM-L6-v2 was trained on sequences of up to 256 word pieces; longer text is cut.
 MAX_TOKENS = 256
-# Word pieces per onnxruntime call (batch size × longest text in it). Large batches are
-# slower on this CPU: bench memories of ~114 pieces embedded at 26/s one per call and 12/s
+# Word pieces per onnxruntime call (batch size × longest text in it), for every call but an
+# idle worker's (graph/embedding/batching.py measures those). Large batches were slower on the
+# CPU this was measured on: bench memories of ~114 pieces embedded at 26/s one per call and 12/s
 # 32 per call; with a budget of 128, short notes (~40 pieces) ran at 94/s against 70/s at 32
 # per call, and a budget of 320 was slower for both.
-TOKEN_BUDGET = 128
+TOKEN_BUDGET = batching.SMALL_BUDGET
 
 
 class LocalMiniLM(Embedder):
@@ -38,8 +41,12 @@ class LocalMiniLM(Embedder):
         self, threads: int | None = None, pace: Callable[[], object] | None = None
     ) -> None:
         self._threads = threads or settings.MEMESH_EMBEDDER_THREADS
-        # Called before each model call (graph.embedding.provider.pace_local_embedder).
+        # Called before each model call (graph.embedding.provider.pace_local_embedder); it may
+        # answer how many seconds the server has been without a request.
         self._pace = pace
+        # A paced embedder that is told how long the server has been quiet picks its batch
+        # size by measurement while idle (graph/embedding/batching.py).
+        self._budget = batching.BatchBudget()
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
@@ -84,17 +91,26 @@ class LocalMiniLM(Embedder):
             encoded = self._tokenizer.encode_batch(list(texts))
         # Similar lengths batched together waste little padding.
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
-        chunks: list[list[int]] = [[]]
-        for i in order:
-            if chunks[-1] and (len(chunks[-1]) + 1) * len(encoded[i].ids) > TOKEN_BUDGET:
-                chunks.append([])
-            chunks[-1].append(i)
         out = np.empty((len(texts), WIDTH), dtype=np.float32)
-        for chunk in chunks:
+        start = 0
+        while start < len(order):
+            budget, idle = TOKEN_BUDGET, False
             if self._pace is not None:
-                self._pace()
+                quiet = self._pace()
+                if isinstance(quiet, (int, float)) and not isinstance(quiet, bool):
+                    budget = self._budget.choose(float(quiet))
+                    idle = float(quiet) >= batching.IDLE_SECONDS
+            end = start + 1  # sorted: the newest text is the longest of its chunk
+            while end < len(order) and (end - start + 1) * len(encoded[order[end]].ids) <= budget:
+                end += 1
+            chunk = order[start:end]
+            started = time.perf_counter()
             with self._lock:
                 out[chunk] = self._run([encoded[j] for j in chunk])
+            if idle:
+                pieces = sum(len(encoded[j].ids) for j in chunk)
+                self._budget.record(budget, pieces, time.perf_counter() - started)
+            start = end
         return out
 
     def _run(self, encoded: list[Any]) -> np.ndarray:

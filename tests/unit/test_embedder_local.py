@@ -9,7 +9,7 @@ import numpy as np
 import onnxruntime
 import pytest
 
-from graph.embedding import local
+from graph.embedding import batching, local
 from graph.embedding.local import LocalMiniLM
 
 PARAPHRASES = [
@@ -148,6 +148,37 @@ def test_a_paced_embedder_calls_its_pace_before_each_model_call(
     # Two long texts alone (over half the token budget each), the two short ones together.
     assert events == ["pace", "run"] * 3
     np.testing.assert_allclose(out, model.embed(texts), atol=1e-6)
+
+
+def test_an_idle_paced_embedder_measures_larger_calls_and_a_busy_one_keeps_them_small(
+    model: LocalMiniLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pace that answers how long the server has been quiet: under a second, every call
+    holds at most TOKEN_BUDGET word pieces; idle, the embedder tries the large budget too
+    (graph/embedding/batching.py) and the vectors stay those of the unpaced model."""
+    texts = [f"note {n} about the retry queue and its backoff" for n in range(40)]
+    sizes: list[int] = []
+    real_run = LocalMiniLM._run
+
+    def run(self: LocalMiniLM, encoded: list[Any]) -> np.ndarray:
+        sizes.append(len(encoded) * max(len(e.ids) for e in encoded))
+        return real_run(self, encoded)
+
+    monkeypatch.setattr(LocalMiniLM, "_run", run)
+    busy = LocalMiniLM(pace=lambda: 0.2)
+    busy.embed(texts)
+    assert max(sizes) <= local.TOKEN_BUDGET
+    assert busy._budget.samples == {batching.SMALL_BUDGET: 0, batching.LARGE_BUDGET: 0}
+
+    sizes.clear()
+    idle = LocalMiniLM(pace=lambda: 30.0)
+    out = idle.embed(texts)
+    assert max(sizes) > local.TOKEN_BUDGET
+    assert all(size <= batching.LARGE_BUDGET for size in sizes)
+    assert sum(idle._budget.samples.values()) == len(sizes)  # every idle call was measured
+    expected = model.embed(texts)
+    # Padding rows change onnxruntime's int8 activation scales a little, nothing more.
+    assert np.min(np.sum(out * expected, axis=1)) > 0.999
 
 
 def test_the_provider_paces_the_local_embedder_it_builds(monkeypatch: pytest.MonkeyPatch) -> None:

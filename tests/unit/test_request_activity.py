@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memesh_site import request_activity
-from memesh_site.request_activity import QUIET_SECONDS, Stamp
+from memesh_site.request_activity import MIN_SLEEP_SECONDS, QUIET_SECONDS, Stamp
 
 
 class Clock:
@@ -156,3 +156,34 @@ def test_a_server_whose_home_refuses_the_file_stops_trying(
     stamp.mark(2.0)
     assert stamp.last() is None
     assert opened == [1]
+
+
+def test_pace_waits_for_quiet_then_says_how_long_the_server_has_been_quiet(
+    tmp_path: Path, clock: Clock
+) -> None:
+    """The worker's embedder batches more once the server is idle: pace() tells it how idle."""
+    path = tmp_path / request_activity.FILENAME
+    server = Stamp(path, create=True)
+    worker = Stamp(path, create=False)
+    server.mark(clock.now)
+    # Just stamped: the worker waits for the quiet moment, then it has been quiet that long
+    # (to the millisecond the last sleep may round up to).
+    quiet = worker.pace(0.5)
+    assert QUIET_SECONDS <= quiet <= QUIET_SECONDS + MIN_SLEEP_SECONDS
+    assert quiet == pytest.approx(sum(clock.slept))
+    clock.now += 3.0
+    slept = len(clock.slept)
+    assert worker.pace(0.5) == pytest.approx(3.0 + quiet)  # already quiet: no wait
+    assert len(clock.slept) == slept
+    assert worker.quiet_for() == pytest.approx(3.0 + quiet)
+
+
+def test_without_a_stamp_or_with_a_stale_one_the_server_counts_as_idle(
+    tmp_path: Path, clock: Clock
+) -> None:
+    path = tmp_path / request_activity.FILENAME
+    worker = Stamp(path, create=False)
+    assert worker.quiet_for() == float("inf")
+    Stamp(path, create=True).mark(clock.now + 3600)  # written before the machine restarted
+    assert worker.pace(0.5) == float("inf")
+    assert clock.slept == []

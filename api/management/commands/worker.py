@@ -84,7 +84,7 @@ class Command(MemeshCommand):
         yield_seconds: float = settings.MEMESH_WORKER_YIELD_SECONDS
         if yield_seconds > 0:
             stamp = request_activity.Stamp(request_activity.activity_path(), create=False)
-            provider.pace_local_embedder(functools.partial(stamp.wait_for_quiet, yield_seconds))
+            provider.pace_local_embedder(functools.partial(stamp.pace, yield_seconds))
 
         level: str = options["log_level"]
         concurrency: int = options["concurrency"]
