@@ -38,9 +38,15 @@ class BatchBudget:
     samples: dict[int, int] = field(default_factory=lambda: dict.fromkeys(BUDGETS, 0))
     idle_calls: int = 0
 
+    @staticmethod
+    def idle(quiet_seconds: float) -> bool:
+        """Whether a call made `quiet_seconds` after the server's last request is an idle one
+        (chosen by measurement, and measured)."""
+        return quiet_seconds >= IDLE_SECONDS
+
     def choose(self, quiet_seconds: float) -> int:
         """The budget for a call made `quiet_seconds` after the server's last request."""
-        if quiet_seconds < IDLE_SECONDS:
+        if not self.idle(quiet_seconds):
             return SMALL_BUDGET
         self.idle_calls += 1
         least = min(BUDGETS, key=lambda b: (self.samples[b], b))

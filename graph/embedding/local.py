@@ -99,7 +99,7 @@ class LocalMiniLM(Embedder):
                 quiet = self._pace()
                 if isinstance(quiet, (int, float)) and not isinstance(quiet, bool):
                     budget = self._budget.choose(float(quiet))
-                    idle = float(quiet) >= batching.IDLE_SECONDS
+                    idle = self._budget.idle(float(quiet))
             end = start + 1  # sorted: the newest text is the longest of its chunk
             while end < len(order) and (end - start + 1) * len(encoded[order[end]].ids) <= budget:
                 end += 1
