@@ -92,11 +92,8 @@ class Stamp:
 
     def quiet_for(self) -> float:
         """Seconds since the latest stamp; infinite when there is none (or a stale one)."""
-        last = self.last()
-        now = time.monotonic()
-        if last is None or last > now + STALE_AHEAD_SECONDS:
-            return math.inf
-        return max(0.0, now - last)
+        age = _age(self.last(), time.monotonic())
+        return math.inf if age is None else max(0.0, age)
 
     def pace(self, longest: float) -> float:
         """The worker's pace before a model call: wait for quiet (at most `longest` seconds),
@@ -110,15 +107,20 @@ class Stamp:
         started = time.monotonic()
         deadline = started + longest
         while True:
-            last = self.last()
             now = time.monotonic()
-            # The clock restarts at boot: a stamp left from before is far in the future.
-            if last is None or last > now + STALE_AHEAD_SECONDS:
+            age = _age(self.last(), now)
+            if age is None or age >= QUIET_SECONDS or now >= deadline:
                 return now - started
-            if now - last >= QUIET_SECONDS or now >= deadline:
-                return now - started
-            pause = min(POLL_SECONDS, deadline - now, last + QUIET_SECONDS - now)
+            pause = min(POLL_SECONDS, deadline - now, QUIET_SECONDS - age)
             time.sleep(max(MIN_SLEEP_SECONDS, pause))
+
+
+def _age(last: float | None, now: float) -> float | None:
+    """Seconds since the stamp `last`; None when there is none, or when it was written before
+    the machine restarted (the clock restarts at boot: such a stamp is far in the future)."""
+    if last is None or last > now + STALE_AHEAD_SECONDS:
+        return None
+    return now - last
 
 
 _server_stamp: Stamp | None = None

@@ -49,10 +49,9 @@ class BatchBudget:
         if not self.idle(quiet_seconds):
             return SMALL_BUDGET
         self.idle_calls += 1
-        least = min(BUDGETS, key=lambda b: (self.samples[b], b))
-        if self.samples[least] < PROBES:
-            return least
-        best = max(BUDGETS, key=lambda b: self.speed[b])
+        best = self.best()
+        if best is None:
+            return min(BUDGETS, key=lambda b: (self.samples[b], b))  # still probing
         if self.idle_calls % REPROBE_EVERY == 0:
             return next(b for b in BUDGETS if b != best)
         return best
