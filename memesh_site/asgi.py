@@ -43,6 +43,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from api.envelope import Failure
 from memesh_site.wsgi import application as wsgi_application  # sets Django up
+
+from api import direct as direct_routes  # isort: skip  (it loads models: after the setup)
 from memesh_site.wsgi_bridge import WSGIBridge
 
 MCP_PATH = "/mcp"
@@ -60,6 +62,7 @@ django_application = WSGIBridge(
     wsgi_application,  # type: ignore[arg-type]
     threads=settings.MEMESH_HTTP_THREADS,
     max_body=settings.MEMESH_MAX_BODY_BYTES,
+    direct=direct_routes.answer,
 )
 
 

@@ -10,6 +10,10 @@ collects the whole answer there, and sends it from the loop: one hand-over there
 The 1 MB body limit keeps that memory bounded: a body is read only when its Content-Length is
 within the limit. Otherwise nothing is read, and Django's BodySizeLimitMiddleware answers
 from the headers alone (413 too large, 411 chunked, 400 a malformed length), as before.
+
+A `direct` answerer, when given, sees each request first on the pool thread: it answers the
+requests it can answer without Django's request cycle (api/direct.py: the JSON operation
+routes) and declines the others, which Django then answers.
 """
 
 from __future__ import annotations
@@ -26,11 +30,16 @@ Scope = dict[str, Any]
 Message = dict[str, Any]
 Headers = list[tuple[bytes, bytes]]
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+Answer = tuple[int, Headers, bytes]
+Direct = Callable[[Scope, bytes], Answer | None]
 
 
 class WSGIBridge:
-    def __init__(self, app: WSGIApp, *, threads: int, max_body: int) -> None:
+    def __init__(
+        self, app: WSGIApp, *, threads: int, max_body: int, direct: Direct | None = None
+    ) -> None:
         self.app = app
+        self.direct = direct
         self.max_body = max_body
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="memesh-http")
 
@@ -38,10 +47,8 @@ class WSGIBridge:
         body = await self.read_body(scope, receive)
         if body is None:
             return  # the client went away
-        # a2wsgi's environ builder (CGI variables from the scope), over the body in memory.
-        environ = dict(build_environ(scope, io.BytesIO(body)))  # type: ignore[arg-type]
         loop = asyncio.get_running_loop()
-        status, headers, content = await loop.run_in_executor(self.pool, self.run, environ)
+        status, headers, content = await loop.run_in_executor(self.pool, self.answer, scope, body)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": content})
 
@@ -62,7 +69,16 @@ class WSGIBridge:
                 break
         return b"".join(chunks)[:declared]
 
-    def run(self, environ: dict[str, Any]) -> tuple[int, Headers, bytes]:
+    def answer(self, scope: Scope, body: bytes) -> Answer:
+        if self.direct is not None:
+            answered = self.direct(scope, body)
+            if answered is not None:
+                return answered
+        # a2wsgi's environ builder (CGI variables from the scope), over the body in memory.
+        environ = dict(build_environ(scope, io.BytesIO(body)))  # type: ignore[arg-type]
+        return self.run(environ)
+
+    def run(self, environ: dict[str, Any]) -> Answer:
         """Call the app on a pool thread; the whole answer comes back at once."""
         started: dict[str, Any] = {}
 
