@@ -54,7 +54,11 @@ _FIXED_HEADERS: Headers = [
     (b"content-type", b"application/json"),
     (b"allow", b"POST, OPTIONS"),
     *[(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()],
-    (b"cross-origin-opener-policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY.encode()),
+    *(
+        [(b"cross-origin-opener-policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY.encode())]
+        if settings.SECURE_CROSS_ORIGIN_OPENER_POLICY
+        else []
+    ),
 ]
 
 

@@ -43,3 +43,26 @@ def fts_count(table: str, token: str) -> int:
     with connection.cursor() as cur:
         cur.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH %s", [f'"{token}"'])
         return cur.fetchone()[0]
+
+
+def asgi_scope(
+    path: str,
+    headers: list[tuple[bytes, bytes]],
+    *,
+    method: str = "POST",
+    query: bytes = b"",
+) -> dict[str, Any]:
+    """An HTTP request's ASGI scope as uvicorn builds it for a loopback client."""
+    return {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query,
+        "headers": headers,
+        "http_version": "1.1",
+        "server": ("127.0.0.1", 3737),
+        "client": ("127.0.0.1", 50000),
+        "scheme": "http",
+        "root_path": "",
+    }

@@ -19,6 +19,7 @@ from api import direct
 from api.operations import OPERATIONS
 from memesh_site.wsgi import application
 from memesh_site.wsgi_bridge import WSGIBridge
+from tests.rest import asgi_scope
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("keep_test_connection")]
 
@@ -39,19 +40,7 @@ def scope(
         headers.append((b"host", host.encode()))
     if content_type is not None:
         headers.append((b"content-type", content_type.encode()))
-    return {
-        "type": "http",
-        "method": method,
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": query,
-        "headers": headers,
-        "http_version": "1.1",
-        "server": ("127.0.0.1", 3737),
-        "client": ("127.0.0.1", 50000),
-        "scheme": "http",
-        "root_path": "",
-    }
+    return asgi_scope(path, headers, method=method, query=query)
 
 
 def through_django(request: dict[str, Any], body: bytes) -> tuple[int, list[Any], bytes]:

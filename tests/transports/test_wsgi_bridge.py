@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 
 from memesh_site.wsgi_bridge import WSGIBridge
+from tests.rest import asgi_scope
 
 
 def echo_app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
@@ -19,18 +20,7 @@ def echo_app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
 
 def scope(body_length: int | None) -> dict[str, Any]:
     headers = [] if body_length is None else [(b"content-length", str(body_length).encode())]
-    return {
-        "type": "http",
-        "method": "POST",
-        "path": "/v1/recall",
-        "query_string": b"",
-        "headers": headers,
-        "http_version": "1.1",
-        "server": ("127.0.0.1", 3737),
-        "client": ("127.0.0.1", 50000),
-        "scheme": "http",
-        "root_path": "",
-    }
+    return asgi_scope("/v1/recall", headers)
 
 
 def serve(
