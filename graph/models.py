@@ -178,6 +178,10 @@ class EntityVector(models.Model):
     text_hash = models.CharField(max_length=32)
     embedding = models.BinaryField()
     created_at = models.DateTimeField(default=timezone.now)
+    # The text's content pieces for late interaction (graph.search.late_interaction), from the
+    # same model call as `embedding`; NULL where the embedder gives none. Last in the row, so
+    # reading `embedding` never loads it.
+    pieces = models.BinaryField(null=True, default=None)
 
     objects = VectorManager()
 

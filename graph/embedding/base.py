@@ -47,6 +47,9 @@ class Embedder(ABC):
 
     provider: str
     model: str
+    # Whether embed_with_pieces gives each text's content pieces for late interaction
+    # (graph.search.late_interaction): the local model does; a remote API returns one vector.
+    late_interaction = False
 
     @property
     def identity(self) -> str:
@@ -65,6 +68,11 @@ class Embedder(ABC):
         Raises EmbedderError. An empty `texts` returns an empty (0, width) array without a call
         when the width is known.
         """
+
+    def embed_with_pieces(self, texts: Sequence[str]) -> tuple[np.ndarray, list[bytes]]:
+        """`embed`, plus each text's packed content pieces (empty where the provider has
+        none: late interaction then leaves the ranking alone)."""
+        return self.embed(texts), [b""] * len(texts)
 
     def warm_up(self) -> None:
         """Make the first real call as fast as the next ones, where that costs no request to

@@ -21,6 +21,7 @@ from django.conf import settings
 
 from graph.embedding import batching
 from graph.embedding.base import Embedder, EmbedderError, normalise_rows
+from graph.search import late_interaction
 
 WIDTH = 384
 # all-MiniLM-L6-v2 was trained on sequences of up to 256 word pieces; longer text is cut.
@@ -36,6 +37,7 @@ TOKEN_BUDGET = batching.SMALL_BUDGET
 class LocalMiniLM(Embedder):
     provider = "local"
     model = "all-MiniLM-L6-v2-int8"
+    late_interaction = True
 
     def __init__(
         self, threads: int | None = None, pace: Callable[[], object] | None = None
@@ -83,6 +85,15 @@ class LocalMiniLM(Embedder):
         self.embed(["warm up"])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, None)
+
+    def embed_with_pieces(self, texts: Sequence[str]) -> tuple[np.ndarray, list[bytes]]:
+        pieces: list[bytes] = [b""] * len(texts)
+        return self._embed(texts, pieces), pieces
+
+    def _embed(self, texts: Sequence[str], pieces: list[bytes] | None) -> np.ndarray:
+        """Vectors of `texts`; with `pieces`, also each text's packed content pieces
+        (graph.search.late_interaction), from the same model call."""
         if not texts:
             return np.zeros((0, WIDTH), dtype=np.float32)
         with self._lock:
@@ -106,15 +117,20 @@ class LocalMiniLM(Embedder):
             chunk = order[start:end]
             started = time.perf_counter()
             with self._lock:
-                out[chunk] = self._run([encoded[j] for j in chunk])
+                vectors, packed = self._run([encoded[j] for j in chunk], pieces is not None)
+            out[chunk] = vectors
+            if pieces is not None:
+                for j, blob in zip(chunk, packed, strict=True):
+                    pieces[j] = blob
             if idle:
-                pieces = sum(len(encoded[j].ids) for j in chunk)
-                self._budget.record(budget, pieces, time.perf_counter() - started)
+                measured = sum(len(encoded[j].ids) for j in chunk)
+                self._budget.record(budget, measured, time.perf_counter() - started)
             start = end
         return out
 
-    def _run(self, encoded: list[Any]) -> np.ndarray:
-        """Vectors of already tokenized texts (padded here to the longest of them)."""
+    def _run(self, encoded: list[Any], with_pieces: bool) -> tuple[np.ndarray, list[bytes]]:
+        """Vectors of already tokenized texts (padded here to the longest of them) and, when
+        asked, their packed content pieces."""
         width = max(len(e.ids) for e in encoded)
         ids = np.zeros((len(encoded), width), dtype=np.int64)
         mask = np.zeros((len(encoded), width), dtype=np.int64)
@@ -126,4 +142,12 @@ class LocalMiniLM(Embedder):
         )[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
-        return normalise_rows(pooled)
+        packed = (
+            [
+                late_interaction.pack(hidden[row, late_interaction.content_positions(e.tokens)])
+                for row, e in enumerate(encoded)
+            ]
+            if with_pieces
+            else []
+        )
+        return normalise_rows(pooled), packed

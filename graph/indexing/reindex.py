@@ -242,7 +242,7 @@ def _embed_ids(
                 need.append((entity_id, digest, text))
         if need:
             try:
-                vectors_ = embedder.embed([text for _, _, text in need])
+                vectors_, pieces = embedder.embed_with_pieces([text for _, _, text in need])
                 if vectors_.shape != (len(need), gen.dimensions):
                     raise EmbedderError(
                         f"expected {len(need)} vectors of width {gen.dimensions}, "
@@ -264,6 +264,7 @@ def _embed_ids(
                         gen.generation,
                         [(eid, digest, vectors_[n]) for n, (eid, digest, _) in enumerate(need)],
                         timezone.now(),
+                        pieces,
                     )
                 result.embedded += len(need)
         if progress is not None:

@@ -219,7 +219,7 @@ def _embed_into(gen: Generation, embedder: Embedder, ids: list[int]) -> int | st
         return 0
     order = list(texts)
     try:
-        vectors = embedder.embed([texts[i] for i in order])
+        vectors, pieces = embedder.embed_with_pieces([texts[i] for i in order])
         if vectors.shape != (len(order), gen.dimensions):
             raise EmbedderError(
                 f"expected {len(order)} vectors of width {gen.dimensions}, got {vectors.shape}",
@@ -239,8 +239,9 @@ def _embed_into(gen: Generation, embedder: Embedder, ids: list[int]) -> int | st
             "id", "embedding_hash"
         )
         keep = {eid for eid, h in still if h == hashes[eid]}
-        rows = [(i, hashes[i], vectors[n]) for n, i in enumerate(order) if i in keep]
-        EntityVector.objects.store(gen.generation, rows, timezone.now())
+        kept = [n for n, i in enumerate(order) if i in keep]
+        rows = [(order[n], hashes[order[n]], vectors[n]) for n in kept]
+        EntityVector.objects.store(gen.generation, rows, timezone.now(), [pieces[n] for n in kept])
     MetaEntry.objects.filter(key=LAST_ERROR_KEY).delete()
     return len(rows)
 
@@ -267,7 +268,18 @@ QUERY_CACHE_SIZE = 512
 SHARE_QUERY_VECTORS = True
 SHARE_AFTER_SECONDS = 1.0
 SHARE_AT_PENDING = 64
-_query_cache: OrderedDict[tuple[str, int | None, str], np.ndarray] = OrderedDict()
+# A late-interaction embedder's shared row is its vector, this byte, then the packed pieces
+# (graph.search.late_interaction); a row without it was shared before pieces existed.
+PIECES_MARK = b"\x01"
+
+
+@dataclass(frozen=True)
+class QueryEmbedding:
+    vector: np.ndarray
+    pieces: bytes = b""  # packed content pieces; b"" when the embedder gives none
+
+
+_query_cache: OrderedDict[tuple[str, int | None, str], QueryEmbedding] = OrderedDict()
 _query_lock = threading.Lock()
 _shared_pending: dict[str, bytes] = {}
 _shared_first_at: float | None = None
@@ -293,16 +305,22 @@ def _shared_key(embedder: Embedder, query: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _keep(key: tuple[str, int | None, str], vector: np.ndarray) -> None:
+def _keep(key: tuple[str, int | None, str], found: QueryEmbedding) -> None:
     with _query_lock:
-        _query_cache[key] = vector
+        _query_cache[key] = found
         while len(_query_cache) > QUERY_CACHE_SIZE:
             _query_cache.popitem(last=False)
 
 
 def query_vector(embedder: Embedder, query: str, *, share: bool = False) -> np.ndarray:
-    """The query's embedding, from a per-process LRU cache when it repeats. With `share`, one
-    computed here is queued for the shared table (flush_shared_query_vectors writes it)."""
+    """The query's embedding (query_embedding without its pieces)."""
+    return query_embedding(embedder, query, share=share).vector
+
+
+def query_embedding(embedder: Embedder, query: str, *, share: bool = False) -> QueryEmbedding:
+    """The query's embedding, with its pieces when the embedder gives them, from a per-process
+    LRU cache when it repeats. With `share`, one computed here is queued for the shared table
+    (flush_shared_query_vectors writes it)."""
     global _shared_first_at
     key = _cache_key(embedder, query)
     with _query_lock:
@@ -310,18 +328,30 @@ def query_vector(embedder: Embedder, query: str, *, share: bool = False) -> np.n
         if hit is not None:
             _query_cache.move_to_end(key)
             return hit
-    vector = embedder.embed([query])[0]
-    _keep(key, vector)
+    if embedder.late_interaction:
+        vectors, pieces = embedder.embed_with_pieces([query])
+        found = QueryEmbedding(vectors[0], pieces[0])
+    else:
+        found = QueryEmbedding(embedder.embed([query])[0])
+    _keep(key, found)
     if share and SHARE_QUERY_VECTORS:
-        blob = np.asarray(vector, dtype=np.float32).tobytes()
+        blob = np.asarray(found.vector, dtype=np.float32).tobytes()
+        if embedder.late_interaction:
+            blob += PIECES_MARK + found.pieces
         with _query_lock:
             _shared_pending[_shared_key(embedder, query)] = blob
             if _shared_first_at is None:
                 _shared_first_at = time.monotonic()
-    return vector
+    return found
 
 
 def known_query_vector(embedder: Embedder, query: str) -> np.ndarray | None:
+    """known_query_embedding's vector."""
+    known = known_query_embedding(embedder, query)
+    return None if known is None else known.vector
+
+
+def known_query_embedding(embedder: Embedder, query: str) -> QueryEmbedding | None:
     """The query's embedding if this process or another has computed it (the LRU cache, then
     the shared table on the caller's connection); None when it has to be embedded."""
     key = _cache_key(embedder, query)
@@ -339,11 +369,22 @@ def known_query_vector(embedder: Embedder, query: str) -> np.ndarray | None:
         # has no table yet): the query is embedded as if it were new.
         logger.debug("shared query embeddings unreadable", exc_info=True)
         return None
-    if not blob or len(blob) % 4:
-        return None
-    vector = np.frombuffer(blob, dtype=np.float32).copy()
-    _keep(key, vector)
-    return vector
+    found = _decode_shared(embedder, blob) if blob else None
+    if found is not None:
+        _keep(key, found)
+    return found
+
+
+def _decode_shared(embedder: Embedder, blob: bytes) -> QueryEmbedding | None:
+    if not embedder.late_interaction:
+        if len(blob) % 4:
+            return None
+        return QueryEmbedding(np.frombuffer(blob, dtype=np.float32).copy())
+    width = embedder.dimensions
+    if width is None or blob[width * 4 : width * 4 + 1] != PIECES_MARK:
+        return None  # shared before pieces existed: embedded again, pieces included
+    vector = np.frombuffer(blob[: width * 4], dtype=np.float32).copy()
+    return QueryEmbedding(vector, bytes(blob[width * 4 + 1 :]))
 
 
 def flush_shared_query_vectors(*, force: bool = False) -> int:

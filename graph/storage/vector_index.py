@@ -28,10 +28,11 @@ _SQL_DROP_TABLE = "DROP TABLE IF EXISTS {table}"
 # Params: generation, ids. Removes those entities' rows from one generation.
 _SQL_ROWS_DELETE = "DELETE FROM graph_entityvector WHERE generation = ? AND entity_id IN ({ids})"
 _SQL_BITS_DELETE = "DELETE FROM {table} WHERE rowid IN ({ids})"
-# Params per row: generation, entity id, text hash, float32 blob, created_at.
+# Params per row: generation, entity id, text hash, float32 blob, created_at, pieces blob.
 _SQL_ROW_INSERT = (
-    "INSERT INTO graph_entityvector (generation, entity_id, text_hash, embedding, created_at)"
-    " VALUES (?, ?, ?, ?, ?)"
+    "INSERT INTO graph_entityvector"
+    " (generation, entity_id, text_hash, embedding, created_at, pieces)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
 )
 # Params per row: entity id, float32 blob (quantised to sign bits by sqlite-vec).
 _SQL_BITS_INSERT = "INSERT INTO {table} (rowid, coarse) VALUES (?, vec_quantize_binary(?))"
@@ -46,6 +47,11 @@ _SQL_COARSE_NEIGHBOURS = (
 _SQL_FLOATS_OF = (
     "SELECT entity_id, embedding FROM graph_entityvector"
     " WHERE generation = ? AND entity_id IN ({ids})"
+)
+# Params: generation, ids. Result: entity id, packed pieces, for the rows that have them.
+_SQL_PIECES_OF = (
+    "SELECT entity_id, pieces FROM graph_entityvector"
+    " WHERE generation = ? AND entity_id IN ({ids}) AND pieces IS NOT NULL"
 )
 # Params: generation. Result: entity id, text hash of every row of the generation.
 _SQL_HASHES = "SELECT entity_id, text_hash FROM graph_entityvector WHERE generation = ?"
@@ -81,8 +87,8 @@ _SQL_ROW_BYTES = (
 _SQL_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
 # Params: target generation, source generation, entity ids. Copies rows across generations.
 _SQL_ROWS_COPY = """
-INSERT INTO graph_entityvector (generation, entity_id, text_hash, embedding, created_at)
-SELECT ?, entity_id, text_hash, embedding, created_at FROM graph_entityvector
+INSERT INTO graph_entityvector (generation, entity_id, text_hash, embedding, created_at, pieces)
+SELECT ?, entity_id, text_hash, embedding, created_at, pieces FROM graph_entityvector
 WHERE generation = ? AND entity_id IN ({ids})
 """
 _SQL_BITS_COPY = (
@@ -182,17 +188,24 @@ class VectorManager(models.Manager):
         generation: int,
         rows: Sequence[tuple[int, str, np.ndarray]],
         created_at: object,
+        pieces: Sequence[bytes] | None = None,
     ) -> None:
-        """Write (entity id, text hash, vector) rows, replacing the entities' old ones."""
+        """Write (entity id, text hash, vector) rows, replacing the entities' old ones, with
+        each row's packed pieces (graph.search.late_interaction) when given (b"": none)."""
         if not rows:
             return
         self.remove(generation, [entity_id for entity_id, _, _ in rows])
         import numpy as np
 
         blobs = [(eid, h, np.asarray(v, dtype=np.float32).tobytes()) for eid, h, v in rows]
+        kept = [p or None for p in pieces] if pieces is not None else [None] * len(blobs)
         with cursor() as cur:
             cur.executemany(
-                _SQL_ROW_INSERT, [(generation, eid, h, b, created_at) for eid, h, b in blobs]
+                _SQL_ROW_INSERT,
+                [
+                    (generation, eid, h, b, created_at, p)
+                    for (eid, h, b), p in zip(blobs, kept, strict=True)
+                ],
             )
             cur.executemany(
                 _SQL_BITS_INSERT.format(table=table_name(generation)),
@@ -321,6 +334,17 @@ class VectorManager(models.Manager):
                 for entity_id, blob in cur.fetchall():
                     out[entity_id] = np.frombuffer(blob, dtype=np.float32)
         return out
+
+    def pieces_of(self, generation: int, entity_ids: Sequence[int]) -> dict[int, bytes]:
+        """Packed pieces of these entities' rows in the generation (rows with none left out)."""
+        if not entity_ids:
+            return {}
+        with cursor() as cur:
+            cur.execute(
+                _SQL_PIECES_OF.format(ids=placeholders(len(entity_ids))),
+                [generation, *entity_ids],
+            )
+            return {entity_id: bytes(blob) for entity_id, blob in cur.fetchall()}
 
     def similarities(
         self, generation: int, query: np.ndarray, entity_ids: Sequence[int]

@@ -139,9 +139,9 @@ def test_a_paced_embedder_calls_its_pace_before_each_model_call(
     paced = LocalMiniLM(pace=lambda: events.append("pace"))
     real_run = LocalMiniLM._run
 
-    def run(self: LocalMiniLM, encoded: list[Any]) -> np.ndarray:
+    def run(self: LocalMiniLM, encoded: list[Any], with_pieces: bool) -> Any:
         events.append("run")
-        return real_run(self, encoded)
+        return real_run(self, encoded, with_pieces)
 
     monkeypatch.setattr(LocalMiniLM, "_run", run)
     out = paced.embed(texts)
@@ -160,9 +160,9 @@ def test_an_idle_paced_embedder_measures_larger_calls_and_a_busy_one_keeps_them_
     sizes: list[int] = []
     real_run = LocalMiniLM._run
 
-    def run(self: LocalMiniLM, encoded: list[Any]) -> np.ndarray:
+    def run(self: LocalMiniLM, encoded: list[Any], with_pieces: bool) -> Any:
         sizes.append(len(encoded) * max(len(e.ids) for e in encoded))
-        return real_run(self, encoded)
+        return real_run(self, encoded, with_pieces)
 
     monkeypatch.setattr(LocalMiniLM, "_run", run)
     busy = LocalMiniLM(pace=lambda: 0.2)
@@ -179,6 +179,14 @@ def test_an_idle_paced_embedder_measures_larger_calls_and_a_busy_one_keeps_them_
     expected = model.embed(texts)
     # Padding rows change onnxruntime's int8 activation scales a little, nothing more.
     assert np.min(np.sum(out * expected, axis=1)) > 0.999
+
+    # The worker asks for pieces too (late interaction): every text gets its own, whatever
+    # the calls measured meanwhile.
+    sizes.clear()
+    with_pieces, pieces = LocalMiniLM(pace=lambda: 30.0).embed_with_pieces(texts)
+    assert len(sizes) > 1
+    np.testing.assert_allclose(with_pieces, out, atol=1e-6)
+    assert all(len(blob) > 0 for blob in pieces)
 
 
 def test_the_provider_paces_the_local_embedder_it_builds(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,8 @@ fusion, graph.search.scoring the formula):
    neighbours in the live generation, and the exact similarity of every keyword candidate.
    The neighbour search is skipped when the best keyword candidate already holds most of the
    query (fusion.neighbours_needed): a memory sharing none of its words would not outrank it.
-4. Fuse the two into one relevance, rank with the bounded usage factors, keep `limit`,
+4. Fuse the two into one relevance, rank with the bounded usage factors, re-order the first
+   few by late interaction when their pieces exist (graph.search.late_interaction), keep `limit`,
    count an access for each one returned, and note it as returned to the call's session
    (batched: graph/ops/recall/access.py; graph/ops/feedback.py settles sessions).
 No query lists recent memories (last write first) and counts no access: a listing is not a
@@ -39,7 +40,7 @@ from graph.ops.recall.schema import RecallInput, RecallOutput, Retrieval
 from graph.ops.recall.vector_side import VectorSide, plan_vector_side
 from graph.ops.scope import UNBOUND, ReadScope, ScopeOutput
 from graph.project_tags import is_project_tag
-from graph.search import fusion, scoring, text
+from graph.search import fusion, late_interaction, scoring, text
 from graph.storage.documents import EntityDocument
 from graph.storage.keyword_index import EntityFilters, KeywordHit
 
@@ -155,9 +156,13 @@ def entity_recall(
         else [fusion.Fused(i, kw, "keyword", kw) for i, kw in keyword.items()]
     )
     fused = fusion.with_context(fused, Entity.objects.session_neighbours(list(inputs)))
-    ranked = rank_fused(fused, inputs)
-    returned = ranked[: data.limit]
-    ids = [r.entity_id for r in returned]
+    ranked = [r.entity_id for r in rank_fused(fused, inputs)]
+    if side.ran and side.pieces:
+        assert side.generation is not None
+        head = ranked[: late_interaction.DEPTH]
+        pieces = EntityVector.objects.pieces_of(side.generation, head)
+        ranked = late_interaction.reorder(ranked, pieces, side.pieces)
+    ids = ranked[: data.limit]
     note_accesses(ids, now, session_id=data.session_id)
     vectors.flush_shared_query_vectors()
     by_id = {f.entity_id: f for f in fused}

@@ -25,7 +25,8 @@ class VectorSide:
     query: np.ndarray | None = None
     token: str = ""  # tells generations of the same number apart (graph.storage.vector_cache)
     dimensions: int = 0
-    pending: Future[np.ndarray] | None = None  # the query's embedding, being computed
+    pending: Future[vectors.QueryEmbedding] | None = None  # the query's embedding, on its way
+    pieces: bytes = b""  # the query's packed content pieces (graph.search.late_interaction)
 
     @property
     def ran(self) -> bool:
@@ -42,13 +43,13 @@ class VectorSide:
         if self.pending is None:
             return self
         try:
-            vector = self.pending.result()
+            found = self.pending.result()
         except EmbedderError as exc:
             logger.warning("query embedding failed, answering keyword-only: %s", exc)
             return VectorSide(None, True)
-        if vector.shape != (self.dimensions,):
+        if found.vector.shape != (self.dimensions,):
             return VectorSide(None, True)
-        return VectorSide(self.generation, False, vector, self.token)
+        return VectorSide(self.generation, False, found.vector, self.token, pieces=found.pieces)
 
 
 _embedding_thread = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memesh-query-embed")
@@ -71,10 +72,17 @@ def plan_vector_side(query: str) -> VectorSide:
         return VectorSide(None, Entity.objects.indexed_row_count() > 0)
     if live.identity != embedder.identity or embedder.dimensions not in (None, live.dimensions):
         return VectorSide(None, True)  # another embedding space: a reindex is due
-    known = vectors.known_query_vector(embedder, query)
-    if known is not None and known.shape == (live.dimensions,):
-        return VectorSide(live.generation, False, known, live.created_at, live.dimensions)
-    pending = _embedding_thread.submit(vectors.query_vector, embedder, query, share=True)
+    known = vectors.known_query_embedding(embedder, query)
+    if known is not None and known.vector.shape == (live.dimensions,):
+        return VectorSide(
+            live.generation,
+            False,
+            known.vector,
+            live.created_at,
+            live.dimensions,
+            pieces=known.pieces,
+        )
+    pending = _embedding_thread.submit(vectors.query_embedding, embedder, query, share=True)
     return VectorSide(
         live.generation, False, token=live.created_at, dimensions=live.dimensions, pending=pending
     )

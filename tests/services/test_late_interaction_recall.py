@@ -1,0 +1,158 @@
+"""Late interaction in the recall path (graph/search/late_interaction.py, docs/recall.md): the
+worker stores each memory's pieces with its vector, the query's pieces travel with its shared
+embedding, and recall re-orders the head of the hybrid ranking only when every memory in it
+has its pieces. Real SQLite, the default local model."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+from django.apps import apps
+from django.utils import timezone
+
+from graph.embedding import provider
+from graph.indexing import vectors
+from graph.models import Entity, EntityVector, MetaEntry, QueryVector
+from graph.search import late_interaction as li
+from tests.helpers import names, recall, remember
+from tests.vector_support import live, use_embedder
+
+pytestmark = [pytest.mark.django_db, pytest.mark.clean_indexes]
+
+migration = importlib.import_module("graph.migrations.0007_vector_pieces")
+
+# Four turns of one conversation. The question shares "pottery" with two of them and "kids"
+# with another; the turn that answers it holds both.
+TURNS = {
+    "turn-guitar": "Caroline: I bought a new guitar for the band and we played on Friday.",
+    "turn-pottery-sign-up": "Melanie: I signed up for a pottery class at the community centre.",
+    "turn-kids-pottery": "Melanie: I took my kids to pottery on Saturday, they made little bowls.",
+    "turn-kids-park": "Melanie: The kids love the park near our house.",
+}
+QUESTION = "When did Melanie take her kids to pottery?"
+
+
+@pytest.fixture
+def turns(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    use_embedder(monkeypatch, "local")
+    for name, text in TURNS.items():
+        remember(name, text, tags=["conv:test"])
+    assert vectors.embed_pending().embedded == len(TURNS)
+    return dict(Entity.objects.filter(name__in=TURNS).values_list("name", "id"))
+
+
+def test_the_worker_stores_each_memory_s_pieces_beside_its_vector(turns: dict[str, int]) -> None:
+    pieces = EntityVector.objects.pieces_of(live().generation, list(turns.values()))
+
+    assert set(pieces) == set(turns.values())
+    assert all(len(blob) > 0 and len(blob) % li.DIMS == 0 for blob in pieces.values())
+
+
+def test_an_embedder_without_pieces_stores_none_and_leaves_the_ranking_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    use_embedder(monkeypatch, "deterministic")
+    remember("walrus", "the walrus keeps its tusks clean")
+    vectors.embed_pending()
+
+    assert EntityVector.objects.filter(pieces__isnull=False).count() == 0
+    result = recall("walrus tusks")
+    assert (names(result), result["retrieval"]["mode"]) == (["walrus"], "hybrid")
+
+
+def _hybrid_order(query: str, ids: dict[str, int]) -> list[str]:
+    """recall's order with the pieces of every memory withheld (the ranking before this)."""
+    gen = live().generation
+    saved = dict(EntityVector.objects.filter(generation=gen).values_list("entity_id", "pieces"))
+    EntityVector.objects.filter(generation=gen).update(pieces=None)
+    try:
+        return names(recall(query, tag="conv:test"))
+    finally:
+        for entity_id, blob in saved.items():
+            EntityVector.objects.filter(generation=gen, entity_id=entity_id).update(pieces=blob)
+
+
+def test_recall_reorders_the_hybrid_head_by_late_interaction(turns: dict[str, int]) -> None:
+    before = _hybrid_order(QUESTION, turns)
+    after = names(recall(QUESTION, tag="conv:test"))
+
+    embedder = provider.current()
+    assert embedder is not None
+    query = vectors.query_embedding(embedder, QUESTION)
+    pieces = EntityVector.objects.pieces_of(live().generation, [turns[n] for n in before])
+    by_id = {v: k for k, v in turns.items()}
+    expected = [by_id[i] for i in li.reorder([turns[n] for n in before], pieces, query.pieces)]
+    assert after == expected
+    assert after[0] == "turn-kids-pottery"
+    assert sorted(after) == sorted(before)  # the same memories, only their order moves
+
+
+def test_a_memory_without_pieces_in_the_head_keeps_the_hybrid_order(
+    turns: dict[str, int],
+) -> None:
+    before = _hybrid_order(QUESTION, turns)
+    # One memory rewritten: its new vector (and pieces) are not computed yet.
+    EntityVector.objects.filter(entity_id=turns["turn-kids-park"]).update(pieces=None)
+
+    assert names(recall(QUESTION, tag="conv:test")) == before
+
+
+def test_the_query_s_pieces_are_shared_with_its_embedding(turns: dict[str, int]) -> None:
+    recall(QUESTION, tag="conv:test")
+    embedder = provider.current()
+    assert embedder is not None
+    computed = vectors.query_embedding(embedder, QUESTION)
+    assert vectors.flush_shared_query_vectors(force=True) == 1
+    vectors.query_cache_clear()  # a process that never saw the query
+
+    shared = vectors.known_query_embedding(embedder, QUESTION)
+
+    assert shared is not None
+    np.testing.assert_array_equal(shared.vector, computed.vector)
+    assert shared.pieces == computed.pieces != b""
+
+
+def test_a_query_shared_before_pieces_existed_is_embedded_again(turns: dict[str, int]) -> None:
+    embedder = provider.current()
+    assert embedder is not None
+    vector = vectors.query_embedding(embedder, QUESTION).vector
+    vectors.query_cache_clear()
+    key = vectors._shared_key(embedder, QUESTION)
+    QueryVector.objects.store([(key, vector.astype(np.float32).tobytes())], timezone.now())
+
+    assert vectors.known_query_embedding(embedder, QUESTION) is None
+    assert names(recall(QUESTION, tag="conv:test"))[0] == "turn-kids-pottery"
+
+
+def test_the_migration_has_the_local_model_s_vectors_computed_again(
+    turns: dict[str, int],
+) -> None:
+    gen = live().generation
+    EntityVector.objects.filter(generation=gen).update(pieces=None)  # as stored before 0007
+    hashes = EntityVector.objects.hashes(gen)
+
+    migration.recompute_local_vectors(apps, None)
+
+    assert set(EntityVector.objects.hashes(gen).values()) == {""}
+    assert EntityVector.objects.pending_count(gen) == len(TURNS)
+    assert names(recall("pottery", tag="conv:test"))  # the old vectors still answer meanwhile
+    assert vectors.embed_pending().embedded == len(TURNS)
+    assert EntityVector.objects.hashes(gen) == hashes
+    assert len(EntityVector.objects.pieces_of(gen, list(turns.values()))) == len(TURNS)
+
+
+def test_the_migration_leaves_another_provider_s_vectors_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    use_embedder(monkeypatch, "deterministic")
+    remember("walrus", "the walrus keeps its tusks clean")
+    vectors.embed_pending()
+    marker = MetaEntry.objects.get(key=vectors.LIVE_KEY).value
+    assert marker["provider"] == "deterministic"
+    hashes = EntityVector.objects.hashes(live().generation)
+
+    migration.recompute_local_vectors(apps, None)
+
+    assert EntityVector.objects.hashes(live().generation) == hashes
