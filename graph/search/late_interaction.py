@@ -8,7 +8,7 @@ memory's pieces is taken, and their mean is the memory's score (MaxSim, as in Co
 model was not trained for this; measured on both quality sets it still ranks the answer
 higher among the hybrid ranking's first few (docs/recall.md, "Late interaction").
 
-What is stored per memory, beside its vector (graph_entityvector.tokens): the pieces that
+What is stored per memory, beside its vector (graph_entityvector.pieces): the pieces that
 carry content — not [CLS]/[SEP], punctuation, or a whole English function word
 (graph.search.text.STOPWORDS) — at most MAX_PIECES of them, each projected to DIMS by a
 fixed ±1 matrix and kept as int8 (64 bytes a piece). Cosines survive the projection closely
@@ -38,9 +38,9 @@ MAX_PIECES = 64
 # multilingual queries at hit@5 (docs/recall.md has the grid).
 DEPTH = 5
 WEIGHT = 0.5
-# Bumped whenever what is stored changes (projection, selection): rows packed by another
-# version are not compared (graph.storage.vector_index keeps it with the blob).
-VERSION = 1
+# Stored pieces are comparable with a new query's only under the same projection and
+# selection: a change to either needs a migration that has the worker compute them again
+# (as graph/migrations/0007_vector_pieces.py does for rows from before pieces existed).
 _SEED = b"memesh late interaction v1"
 
 

@@ -23,8 +23,8 @@ def unit_rows(rng: np.random.Generator, n: int, width: int = 384) -> np.ndarray:
 
 
 def test_the_projection_is_fixed_so_stored_pieces_stay_comparable() -> None:
-    # Pieces already stored were packed with this matrix: a change must bump li.VERSION and
-    # re-embed, never happen by accident (a numpy upgrade, another machine).
+    # Pieces already stored were packed with this matrix: a change needs a migration that
+    # re-embeds, and must never happen by accident (a numpy upgrade, another machine).
     matrix = li._projection(384)
     assert matrix.shape == (384, li.DIMS)
     assert set(np.unique(matrix)) == {-1.0, 1.0}
