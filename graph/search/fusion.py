@@ -30,7 +30,9 @@ Then the session context (`with_context`, for keyword-only answers too): a candi
 CONTEXT_WEIGHT times the best relevance of its session neighbours among the candidates — the
 memories written right before and after it with exactly its tags, such as the turns around it
 of one conversation. An answer is often the turn next to the one that shares the question's
-words. Only candidates are re-ranked, so each keeps the `source` that found it.
+words. Each keeps the `source` that found it. (In a hybrid recall the neighbours of the
+best few that were not candidates join first: graph/ops/recall/adjacent.py, scored by
+`adjacent` below.)
 
 A weighted sum of normalised scores, not reciprocal-rank fusion: RRF rewards appearing in
 both lists, and an OR-ed keyword list is full of memories sharing one generic word with the
@@ -137,6 +139,22 @@ def plausibility(similarity: float | None, covered: float) -> float:
     return min(1.0, max(0.0, (similarity - IMPLAUSIBLE_SIMILARITY) / span))
 
 
+def fusion_weight(covered: Mapping[int, float], similarity: Mapping[int, float]) -> float:
+    """The keyword side's weight in one recall's fusion: keyword_weight of its best coverage
+    and of its similarities' spread."""
+    return keyword_weight(max(covered.values(), default=0.0), spread(list(similarity.values())))
+
+
+def adjacent(similarity: Mapping[int, float], weight: float) -> list[Fused]:
+    """Session neighbours of the best candidates that neither side found (graph/ops/recall/
+    adjacent.py), scored as a vector neighbour would be under the recall's `weight`, with no
+    cut-off: with_context then lifts each by the candidate it stands next to."""
+    return [
+        Fused(i, (1 - weight) * rescale(sim), "semantic", min(1.0, sim))
+        for i, sim in similarity.items()
+    ]
+
+
 def fuse(
     keyword: Mapping[int, float],
     similarity: Mapping[int, float],
@@ -149,7 +167,7 @@ def fuse(
 
     covered: each keyword candidate's share of the query (coverage); the largest sets the
     keyword weight. top_match: the best bm25 match, which earns TOP_MATCH_BONUS."""
-    weight = keyword_weight(max(covered.values(), default=0.0), spread(list(similarity.values())))
+    weight = fusion_weight(covered, similarity)
     out: list[Fused] = []
     for entity_id, kw in keyword.items():
         sim = similarity.get(entity_id)

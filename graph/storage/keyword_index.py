@@ -446,19 +446,23 @@ class KeywordIndexQueries(models.Manager):
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]
 
-    def session_neighbours(self, entity_ids: Sequence[int]) -> dict[int, list[int]]:
-        """For each of these entities that has tags, those among them written right before and
+    def session_neighbours(
+        self, entity_ids: Sequence[int], *, beyond: bool = False
+    ) -> dict[int, list[int]]:
+        """For each of these entities that has tags, the active ones written right before and
         after it (ids one apart) that carry exactly its tags: the turns around it of one
-        conversation or session, stored one after another. (Recall asks about its candidates
-        only: a neighbour outside them would lift nothing.)"""
+        conversation or session, stored one after another. Only those among `entity_ids`
+        unless `beyond` (recall lifts its candidates by the ones among them, and brings in
+        the turns around its best few: graph/ops/recall/adjacent.py)."""
         if not entity_ids:
             return {}
+        probe = set(entity_ids)
+        if beyond:
+            probe |= {j for i in entity_ids for j in (i - 1, i + 1)}
         tags: dict[int, set[str]] = {}
         # A recall's candidates are a few dozen: far below SQLite's variable limit.
         with cursor() as cur:
-            cur.execute(
-                _SQL_ACTIVE_TAGS_OF.format(ids=placeholders(len(entity_ids))), list(entity_ids)
-            )
+            cur.execute(_SQL_ACTIVE_TAGS_OF.format(ids=placeholders(len(probe))), sorted(probe))
             for entity_id, name in cur.fetchall():
                 tags.setdefault(entity_id, set()).add(name)
         return {

@@ -158,3 +158,17 @@ def test_session_neighbours_are_looked_for_among_the_given_entities_only() -> No
         ids["a"]: [ids["b"]],
         ids["b"]: [ids["a"]],
     }
+
+
+def test_beyond_the_given_entities_the_adjacent_ones_with_the_same_tags_are_found() -> None:
+    remember("a", "turn a", tags=["conv:a"])
+    remember("b", "turn b", tags=["conv:a"])
+    remember("c", "turn c", tags=["conv:a"])
+    remember("d", "turn d", tags=["conv:b"])
+    remember("e", "turn e", tags=["conv:b"])
+    forget("e")
+    ids = dict(Entity.objects.values_list("name", "id"))
+
+    got = Entity.objects.session_neighbours([ids["b"], ids["d"]], beyond=True)
+
+    assert got == {ids["b"]: [ids["a"], ids["c"]], ids["d"]: []}  # other tags, forgotten

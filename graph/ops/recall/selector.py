@@ -10,7 +10,8 @@ fusion, graph.search.scoring the formula):
    neighbours in the live generation, and the exact similarity of every keyword candidate.
    The neighbour search is skipped when the best keyword candidate already holds most of the
    query (fusion.neighbours_needed): a memory sharing none of its words would not outrank it.
-4. Fuse the two into one relevance, rank with the bounded usage factors, re-order the first
+4. Fuse the two into one relevance; bring in the session neighbours of the best few
+   (graph/ops/recall/adjacent.py); rank with the bounded usage factors, re-order the first
    few by late interaction when their pieces exist (graph.search.late_interaction), keep `limit`,
    count an access for each one returned, and note it as returned to the call's session
    (batched: graph/ops/recall/access.py; graph/ops/feedback.py settles sessions).
@@ -36,6 +37,7 @@ from graph.indexing import vectors
 from graph.models import Entity, EntityVector, Status
 from graph.ops.entity_view import Match, entity_outputs
 from graph.ops.recall.access import note_accesses
+from graph.ops.recall.adjacent import adjacent_candidates
 from graph.ops.recall.schema import RecallInput, RecallOutput, Retrieval
 from graph.ops.recall.vector_side import VectorSide, plan_vector_side
 from graph.ops.scope import UNBOUND, ReadScope, ScopeOutput
@@ -145,16 +147,28 @@ def entity_recall(
             inputs[hit.entity_id] = hit
         similarity = {i: s for i, s in similarity.items() if i in inputs}
 
+    covered = {c.hit.entity_id: c.covered for c in scored}
     fused = (
         fusion.fuse(
             keyword,
             similarity,
-            covered={c.hit.entity_id: c.covered for c in scored},
+            covered=covered,
             top_match=scored[0].hit.entity_id if scored else None,
         )
         if side.ran
         else [fusion.Fused(i, kw, "keyword", kw) for i, kw in keyword.items()]
     )
+    if side.ran and fused:
+        assert side.generation is not None and side.query is not None
+        fused += adjacent_candidates(
+            [r.entity_id for r in rank_fused(fused, inputs)],
+            inputs,
+            weight=fusion.fusion_weight(covered, similarity),
+            generation=side.generation,
+            query=side.query,
+            filters=filters,
+            now=now,
+        )
     fused = fusion.with_context(fused, Entity.objects.session_neighbours(list(inputs)))
     ranked = [r.entity_id for r in rank_fused(fused, inputs)]
     if side.ran and side.pieces:

@@ -1,0 +1,83 @@
+"""A hybrid recall brings in the turns around its best candidates (graph/ops/recall/adjacent.py,
+docs/recall.md "Adjacent turns"): scored by their own similarity and lifted by the candidate
+they stand next to, even when neither the keyword nor the vector side found them. Real SQLite,
+the default local model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from graph.embedding import provider
+from graph.indexing import vectors
+from graph.models import Entity, EntityVector
+from graph.search import fusion
+from tests.helpers import recall, remember, restamp
+from tests.vector_support import live, use_embedder
+
+pytestmark = [pytest.mark.django_db, pytest.mark.clean_indexes]
+
+# One conversation: the question's words are in "turn-shadow"; the turn before it holds the
+# answer in other words, and the turn after it is small talk.
+TURNS = [
+    ("turn-garden", "Maria: The tomatoes in the garden finally turned red this week."),
+    ("turn-adopted", "Maria: Last Tuesday I brought home a tiny pup from the rescue centre!"),
+    ("turn-shadow", "Maria: Her name is Shadow, after the dark patch around her eye."),
+    ("turn-later", "John: Alright, talk soon then."),
+    ("turn-bike", "John: I rode forty miles on my bike along the coast on Sunday."),
+]
+QUESTION = "When did Maria adopt Shadow?"
+
+
+def similarity(name: str) -> float:
+    embedder = provider.current()
+    assert embedder is not None
+    query = vectors.query_embedding(embedder, QUESTION).vector
+    entity_id = Entity.objects.get(name=name).id
+    return EntityVector.objects.similarities(live().generation, query, [entity_id])[entity_id]
+
+
+def by_name(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["name"]: e for e in result["entities"]}
+
+
+@pytest.fixture
+def conversation(monkeypatch: pytest.MonkeyPatch) -> None:
+    use_embedder(monkeypatch, "local")
+    for name, text in TURNS:
+        remember(name, text, tags=["conv:test"], source="chat log")
+    remember("elsewhere", "Maria: a shadow fell across the porch.", tags=["conv:other"])
+    assert vectors.embed_pending().embedded == len(TURNS) + 1
+
+
+def test_the_turns_around_the_best_candidate_join_the_results(conversation: None) -> None:
+    # Too far in meaning to be a vector neighbour, and sharing no word with the question:
+    # only its place next to the best candidate brings the small talk in.
+    assert similarity("turn-later") < fusion.SEMANTIC_CUTOFF
+
+    result = by_name(recall(QUESTION, tag="conv:test"))
+
+    assert {"turn-shadow", "turn-adopted", "turn-later"} <= set(result)
+    later = result["turn-later"]["match"]
+    assert later["source"] == "semantic"
+    assert later["relevance"] == pytest.approx(similarity("turn-later"), abs=1e-4)
+
+
+def test_a_keyword_only_recall_brings_no_turn_in(
+    conversation: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_embedder(monkeypatch, "none")
+
+    result = recall(QUESTION, tag="conv:test")
+
+    assert result["retrieval"]["mode"] == "fts"
+    assert "turn-later" not in by_name(result)
+
+
+def test_a_turn_the_recall_s_filters_drop_is_not_brought_in(conversation: None) -> None:
+    restamp("turn-later", trust="hypothesis")
+
+    result = by_name(recall(QUESTION, tag="conv:test", status="fact"))
+
+    assert "turn-shadow" in result and "turn-later" not in result
