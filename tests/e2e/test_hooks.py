@@ -180,7 +180,9 @@ def env(
         tmp_path / f"{request.node.originalname.removeprefix('test_')[:40]}-{request.param}"
     )
     repo.write("src/auth.py", "AUDIENCE = None\n")
-    repo.commit("Start the widget")
+    # The modes share a home: a history of their own keeps two tests' commits from getting
+    # one hash (the same tree, message and second would) and so one `commit-<hash>` memory.
+    repo.commit(f"Start the widget ({repo.root.name})")
     return Env(request.param, home, user_home, repo)
 
 
