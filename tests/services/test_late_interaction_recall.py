@@ -6,6 +6,8 @@ has its pieces. Real SQLite, the default local model."""
 from __future__ import annotations
 
 import importlib
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,13 +25,14 @@ pytestmark = [pytest.mark.django_db, pytest.mark.clean_indexes]
 
 migration = importlib.import_module("graph.migrations.0007_vector_pieces")
 
-# Four turns of one conversation. The question shares "pottery" with two of them and "kids"
-# with another; the turn that answers it holds both.
+# Five turns of one conversation. The question shares "pottery" with two of them and "kids"
+# with another; the turn that answers it holds both, and so does one that repeats them.
 TURNS = {
     "turn-guitar": "Caroline: I bought a new guitar for the band and we played on Friday.",
     "turn-pottery-sign-up": "Melanie: I signed up for a pottery class at the community centre.",
     "turn-kids-pottery": "Melanie: I took my kids to pottery on Saturday, they made little bowls.",
     "turn-kids-park": "Melanie: The kids love the park near our house.",
+    "turn-again": ("Melanie: the kids and pottery again; pottery with kids is what Melanie does."),
 }
 QUESTION = "When did Melanie take her kids to pottery?"
 
@@ -78,14 +81,11 @@ def test_recall_reorders_the_hybrid_head_by_late_interaction(turns: dict[str, in
     before = _hybrid_order(QUESTION, turns)
     after = names(recall(QUESTION, tag="conv:test"))
 
-    embedder = provider.current()
-    assert embedder is not None
-    query = vectors.query_embedding(embedder, QUESTION)
-    pieces = EntityVector.objects.pieces_of(live().generation, [turns[n] for n in before])
-    by_id = {v: k for k, v in turns.items()}
-    expected = [by_id[i] for i in li.reorder([turns[n] for n in before], pieces, query.pieces)]
-    assert after == expected
-    assert after[0] == "turn-kids-pottery"
+    assert after != before
+    assert after[0] == before[0] == "turn-kids-pottery"
+    # The turn holding every word of the question passes the one holding two of them.
+    assert after.index("turn-again") < after.index("turn-pottery-sign-up")
+    assert before.index("turn-again") > before.index("turn-pottery-sign-up")
     assert sorted(after) == sorted(before)  # the same memories, only their order moves
 
 
@@ -156,3 +156,28 @@ def test_the_migration_leaves_another_provider_s_vectors_alone(
     migration.recompute_local_vectors(apps, None)
 
     assert EntityVector.objects.hashes(live().generation) == hashes
+
+
+# Six memories of generated engineering notes: each holds two or three made-up words no other
+# holds, amid common ones. A query of a made-up word and two common words is answered by the
+# one memory holding all three; late interaction alone read the common words of others closer
+# and moved them above it.
+RARE_WORDS = json.loads((Path(__file__).parents[1] / "fixtures/recall/rare_words.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("query", "answer"),
+    [
+        ("login postmortem zetpymkelkel", "security-note-41"),
+        ("quolorpvex avoid never", "perf-commit-482"),
+    ],
+)
+def test_a_memory_holding_a_word_no_other_holds_is_not_moved_below_others(
+    monkeypatch: pytest.MonkeyPatch, query: str, answer: str
+) -> None:
+    use_embedder(monkeypatch, "local")
+    for name, memory in RARE_WORDS.items():
+        remember(name, *memory["observations"], type=memory["type"])
+    assert vectors.embed_pending().embedded == len(RARE_WORDS)
+
+    assert names(recall(query))[0] == answer

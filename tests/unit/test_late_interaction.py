@@ -85,7 +85,7 @@ def test_the_head_is_reordered_towards_the_memory_whose_words_answer_the_query(
     _, (query,) = model.embed_with_pieces(["When did Melanie take her kids to pottery?"])
     pieces = _pieces(model, texts)
 
-    reordered = li.reorder([1, 3, 2], pieces, query)
+    reordered = li.reorder([1, 3, 2], pieces, query, {})
 
     assert reordered[0] == 2
     assert sorted(reordered) == [1, 2, 3]
@@ -97,7 +97,7 @@ def test_only_the_first_depth_memories_move(model: LocalMiniLM) -> None:
     texts[ranked[-1]] = "Melanie went to the pottery class with her kids"
     _, (query,) = model.embed_with_pieces(["Melanie pottery kids"])
 
-    reordered = li.reorder(ranked, _pieces(model, texts), query)
+    reordered = li.reorder(ranked, _pieces(model, texts), query, {})
 
     assert sorted(reordered[: li.DEPTH]) == ranked[: li.DEPTH]
     assert reordered[li.DEPTH :] == ranked[li.DEPTH :]
@@ -110,11 +110,41 @@ def test_the_order_is_left_alone_when_a_head_memory_or_the_query_has_no_pieces(
     pieces = _pieces(model, texts)
     _, (query,) = model.embed_with_pieces(["Melanie pottery"])
 
-    assert li.reorder([1, 2], pieces, query)[0] == 2  # the control: it does move
-    assert li.reorder([1, 2], {1: pieces[1]}, query) == [1, 2]  # 2's vector still pending
-    assert li.reorder([1, 2], {**pieces, 2: b""}, query) == [1, 2]
-    assert li.reorder([1, 2], pieces, b"") == [1, 2]  # a query of function words only
-    assert li.reorder([1], pieces, query) == [1]
+    assert li.reorder([1, 2], pieces, query, {})[0] == 2  # the control: it does move
+    assert li.reorder([1, 2], {1: pieces[1]}, query, {}) == [1, 2]  # 2's vector still pending
+    assert li.reorder([1, 2], {**pieces, 2: b""}, query, {}) == [1, 2]
+    assert li.reorder([1, 2], pieces, b"", {}) == [1, 2]  # a query of function words only
+    assert li.reorder([1], pieces, query, {}) == [1]
+
+
+def test_a_memory_holding_much_more_of_the_query_keeps_its_place_above_another(
+    model: LocalMiniLM,
+) -> None:
+    texts = {1: "Caroline bought a guitar", 2: "Melanie went to pottery class with her kids"}
+    pieces = _pieces(model, texts)
+    _, (query,) = model.embed_with_pieces(["Melanie pottery"])
+    ahead = 0.2 + li.COVERAGE_MARGIN
+
+    assert li.reorder([1, 2], pieces, query, {1: ahead + 0.01, 2: 0.2}) == [1, 2]
+    # Within the margin, late interaction breaks the near-tie as before.
+    assert li.reorder([1, 2], pieces, query, {1: ahead - 0.01, 2: 0.2})[0] == 2
+    # The guard keeps a ranking's order; it does not lift the better-covered memory.
+    assert li.reorder([2, 1], pieces, query, {1: 1.0, 2: 0.0}) == [2, 1]
+
+
+def test_the_guard_holds_for_every_pair_in_the_head(model: LocalMiniLM) -> None:
+    texts = {
+        1: "The kitchen sink was fixed by the plumber",
+        2: "Caroline bought a new guitar for her band",
+        3: "Melanie went to the pottery class with her kids on Saturday",
+    }
+    _, (query,) = model.embed_with_pieces(["When did Melanie take her kids to pottery?"])
+    pieces = _pieces(model, texts)
+    assert li.reorder([1, 2, 3], pieces, query, {})[0] == 3  # the control
+
+    # 2 out-covers 3 by more than the margin: 3 may pass 1, never 2.
+    reordered = li.reorder([1, 2, 3], pieces, query, {1: 0.5, 2: 0.9, 3: 0.3})
+    assert reordered.index(2) < reordered.index(3)
 
 
 def test_the_local_model_gives_pieces_from_the_same_call_as_its_vectors(

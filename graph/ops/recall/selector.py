@@ -175,7 +175,7 @@ def entity_recall(
         assert side.generation is not None
         head = ranked[: late_interaction.DEPTH]
         pieces = EntityVector.objects.pieces_of(side.generation, head)
-        ranked = late_interaction.reorder(ranked, pieces, side.pieces)
+        ranked = late_interaction.reorder(ranked, pieces, side.pieces, covered)
     ids = ranked[: data.limit]
     note_accesses(ids, now, session_id=data.session_id)
     vectors.flush_shared_query_vectors()
