@@ -174,6 +174,7 @@ def vector_only_names(query: str, limit: int, tag: str | None = None) -> list[st
         rank_fused,
     )
     from graph.search import fusion
+    from graph.storage.keyword_index import EntityFilters
 
     embedder = provider.current()
     live = vectors.live_generation()
@@ -193,7 +194,9 @@ def vector_only_names(query: str, limit: int, tag: str | None = None) -> list[st
     # Active memories only (ranking_inputs filters like the keyword search does).
     inputs = {
         h.entity_id: h
-        for h in Entity.objects.ranking_inputs([i for i, _ in near], now=now, tag=tag)
+        for h in Entity.objects.ranking_inputs(
+            [i for i, _ in near], now=now, filters=EntityFilters(tag=tag)
+        )
     }
     similarity = {i: sim for i, sim in near if i in inputs}
     fused = fusion.fuse({}, similarity, covered={})

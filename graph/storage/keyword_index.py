@@ -429,19 +429,15 @@ class KeywordIndexQueries(models.Manager):
         entity_ids: Sequence[int],
         *,
         now: datetime,
-        namespace: str | None = None,
-        tag: str | None = None,
-        project: str | None = None,
-        trust: str | None = None,
-        unexpired_at: datetime | None = None,
+        filters: EntityFilters | None = None,
     ) -> list[KeywordHit]:
         """Ranking inputs of these active entities (for candidates found by vectors),
         filtered like fts_candidates; bm25 is 0."""
         if not entity_ids:
             return []
-        filters, filter_params = EntityFilters(namespace, tag, project, trust, unexpired_at).sql()
+        where, filter_params = (filters or EntityFilters()).sql()
         params: list[object] = [db_time(now), *entity_ids, *filter_params]
-        sql = _SQL_RANKING_INPUTS.format(ids=placeholders(len(entity_ids)), filters=filters)
+        sql = _SQL_RANKING_INPUTS.format(ids=placeholders(len(entity_ids)), filters=where)
         with cursor() as cur:
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]

@@ -46,15 +46,7 @@ def adjacent_candidates(
     new = sorted({j for i in sources for j in around.get(i, ()) if j not in inputs})
     if not new:
         return []
-    hits = Entity.objects.ranking_inputs(
-        new,
-        now=now,
-        namespace=filters.namespace,
-        tag=filters.tag,
-        project=filters.project,
-        trust=filters.trust,
-        unexpired_at=filters.unexpired_at,
-    )
+    hits = Entity.objects.ranking_inputs(new, now=now, filters=filters)
     similarity = EntityVector.objects.similarities(generation, query, [h.entity_id for h in hits])
     kept: Mapping[int, float] = {
         h.entity_id: similarity[h.entity_id] for h in hits if h.entity_id in similarity

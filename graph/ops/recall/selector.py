@@ -135,15 +135,7 @@ def entity_recall(
         semantic_only = [
             i for i, sim in similarity.items() if i not in keyword and sim >= fusion.SEMANTIC_CUTOFF
         ]
-        for hit in Entity.objects.ranking_inputs(
-            semantic_only,
-            now=now,
-            namespace=filters.namespace,
-            tag=filters.tag,
-            project=filters.project,
-            trust=filters.trust,
-            unexpired_at=filters.unexpired_at,
-        ):
+        for hit in Entity.objects.ranking_inputs(semantic_only, now=now, filters=filters):
             inputs[hit.entity_id] = hit
         similarity = {i: s for i, s in similarity.items() if i in inputs}
 
