@@ -24,6 +24,7 @@ from api import envelope
 from api.operations import OPERATIONS
 from graph.ops.operation import Operation
 from memesh_site.json_limits import MAX_JSON_DEPTH
+from proposals.agent_errors import ERROR_CODES as REVIEW_ERROR_CODES
 
 PREFIX = "/v1/"
 REF_PREFIX = "#/components/schemas/"
@@ -49,6 +50,8 @@ ERROR_CODES: tuple[str, ...] = (
     # Messages between agents (agents/errors.py, docs/messages.md): the agent guide's three
     # names as it spells them, and memesh's two.
     *AGENT_ERROR_CODES,
+    # The agent-facing review tools (proposals/agent_errors.py, `work_package`, `improvement`).
+    *REVIEW_ERROR_CODES,
     "server.internal",
     # Conditions of the database's storage (graph/errors.py's StorageError family).
     "storage.busy",
@@ -64,14 +67,20 @@ ERROR_RESPONSES: dict[int, str] = {
     "(`validation.*`, `validation.bad-recipient` for a principal id; a body nested deeper "
     f"than {MAX_JSON_DEPTH} levels is malformed), or "
     "the operation refused it (`operation.failed`; `trust.source-required`: a hypothesis is "
-    "observed without a source).",
+    "observed without a source; `work_package.no-workspace-root`, "
+    "`work_package.ambiguous-workspace-root`: no single workspace root holds the sessions; "
+    "`work_package.secret-in-result`: a submitted result holds a secret).",
     401: "Only on a remote-bound listener: the bearer token is missing or wrong.",
+    403: "An agent asked to apply, accept or reject a proposal (`review.human-only`): only a "
+    "person reviews, at /review/ or with `memesh dream|improvement accept|reject`.",
     404: "No such route (`route.not-found`), or the named entity does not exist "
     "(`resource.not-found`); or no such recipient to deliver to (`recipient_unavailable`).",
     405: "The route does not accept this method.",
     409: "The call would raise a stored memory's trust by another path than `observe` with a "
     "source (`trust.observe-required`); or a message meant for another session "
-    "(`intended_for_other_session`).",
+    "(`intended_for_other_session`); or a work package whose sources changed since it was "
+    "prepared (`work_package.stale`) or submitted from another workspace "
+    "(`work_package.workspace-mismatch`).",
     413: "The request body exceeds the 1 MB limit (`payload.too-large`); or a message's payload "
     "exceeds 64 KiB (`message.payload-too-large`) or its native envelope 16 KiB "
     "(`native_message_too_large`).",

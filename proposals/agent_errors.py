@@ -51,3 +51,13 @@ class SecretInResult(MemeshError):
 
     error_code = "work_package.secret-in-result"
     http_status = 400
+
+
+ERROR_CODES = (
+    HumanReviewOnly.error_code,
+    NoWorkspaceRoot.error_code,
+    AmbiguousWorkspaceRoot.error_code,
+    StalePackage.error_code,
+    WorkspaceMismatch.error_code,
+    SecretInResult.error_code,
+)
