@@ -69,6 +69,13 @@ def test_a_text_keeps_at_most_max_pieces() -> None:
     assert len(li.content_positions(pieces)) == li.MAX_PIECES
 
 
+# A question and three memories: one answers it, two share none of its content words.
+QUESTION = "When did Melanie take her kids to pottery?"
+POTTERY = "Melanie went to the pottery class with her kids on Saturday"
+GUITAR = "Caroline bought a new guitar for her band"
+SINK = "The kitchen sink was fixed by the plumber"
+
+
 def _pieces(model: LocalMiniLM, texts: dict[int, str]) -> dict[int, bytes]:
     _, packed = model.embed_with_pieces(list(texts.values()))
     return dict(zip(texts, packed, strict=True))
@@ -77,12 +84,8 @@ def _pieces(model: LocalMiniLM, texts: dict[int, str]) -> dict[int, bytes]:
 def test_the_head_is_reordered_towards_the_memory_whose_words_answer_the_query(
     model: LocalMiniLM,
 ) -> None:
-    texts = {
-        1: "Caroline bought a new guitar for her band",
-        2: "Melanie went to the pottery class with her kids on Saturday",
-        3: "The kitchen sink was fixed by the plumber",
-    }
-    _, (query,) = model.embed_with_pieces(["When did Melanie take her kids to pottery?"])
+    texts = {1: GUITAR, 2: POTTERY, 3: SINK}
+    _, (query,) = model.embed_with_pieces([QUESTION])
     pieces = _pieces(model, texts)
 
     reordered = li.reorder([1, 3, 2], pieces, query, {})
@@ -133,12 +136,8 @@ def test_a_memory_holding_much_more_of_the_query_keeps_its_place_above_another(
 
 
 def test_the_guard_holds_for_every_pair_in_the_head(model: LocalMiniLM) -> None:
-    texts = {
-        1: "The kitchen sink was fixed by the plumber",
-        2: "Caroline bought a new guitar for her band",
-        3: "Melanie went to the pottery class with her kids on Saturday",
-    }
-    _, (query,) = model.embed_with_pieces(["When did Melanie take her kids to pottery?"])
+    texts = {1: SINK, 2: GUITAR, 3: POTTERY}
+    _, (query,) = model.embed_with_pieces([QUESTION])
     pieces = _pieces(model, texts)
     assert li.reorder([1, 2, 3], pieces, query, {})[0] == 3  # the control
 
