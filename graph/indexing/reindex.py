@@ -179,9 +179,18 @@ def reindex_all(*, progress: Progress | None = None) -> ReindexResult:
             return result
     _swap(staging, result)
     # Anything written between the last catch-up and the swap: the new live index is the
-    # configured embedder's, so the ordinary maintenance pass finishes it.
-    vectors.embed_pending()
-    result.missing = EntityVector.objects.pending_count(staging.generation)
+    # configured embedder's, so the ordinary maintenance pass finishes it. What is written
+    # once that pass has begun is the worker's, like any other write, and does not make this
+    # run incomplete (under steady writes some memory is always a moment from its vector). A
+    # write stamped before the pass may commit just after its read: another pass takes it.
+    swapped_at = timezone.now()
+    for _ in range(CATCH_UP_ROUNDS):
+        vectors.embed_pending()
+        result.missing = EntityVector.objects.pending_count(
+            staging.generation, written_by=swapped_at
+        )
+        if not result.missing:
+            break
     result.reindex_needed = result.missing > 0
     return result
 

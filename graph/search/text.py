@@ -45,6 +45,15 @@ COMMON_TERM_MIN_ROWS = 25
 # the floor every match is scored in well under a millisecond, and the reference's rule holds.
 FREQUENT_TERM_FRACTION = 0.2
 FREQUENT_TERM_MIN_ROWS = 1000
+# When every term of a query is in more than half of the rows, the guard keeps the rarest, and
+# FTS5's bm25 gives it no weight: its idf, log((N - n + 0.5) / (n + 0.5)), is zero or less, which
+# FTS5 clamps to 1e-6, so its matches differ only in how often, and in how short a text, they
+# hold the word. Ranking every match costs time in proportion to them (5 ms for a word in all
+# 10,000 memories) for an order that says little; the newest COMMON_MATCH_WINDOW matches are
+# ranked instead (0.8 ms), which ranking's recency factor favours anyway (docs/recall.md).
+COMMON_MATCH_WINDOW = 1000
+# The window holds at least this many times the candidates asked for.
+WINDOW_PER_CANDIDATE = 5
 # FTS5 truncates a longer token to this many UTF-8 bytes when it indexes or parses it
 # (FTS5_MAX_TOKEN_SIZE in ext/fts5/fts5Int.h), but the fts5vocab lookup of the document-frequency
 # guard compares whole terms: a word of 8,193 four-byte letters was stored truncated, counted as
@@ -262,6 +271,19 @@ def select_terms(
         rarer = [t for t in kept if doc_freq[t] <= total_rows * FREQUENT_TERM_FRACTION]
         kept = rarer or kept
     return kept[:cap]
+
+
+def match_window(
+    selected: Sequence[str], doc_freq: Mapping[str, int], total_rows: int, candidates: int
+) -> int | None:
+    """How many of the newest matches bm25 ranks for these selected terms (select_terms'
+    output), or None for every match: a window only when each term is in more than half of
+    at least COMMON_TERM_MIN_ROWS rows (COMMON_MATCH_WINDOW says why)."""
+    if total_rows < COMMON_TERM_MIN_ROWS or not selected:
+        return None
+    if any(doc_freq[t] <= total_rows * COMMON_TERM_FRACTION for t in selected):
+        return None
+    return max(COMMON_MATCH_WINDOW, candidates * WINDOW_PER_CANDIDATE)
 
 
 def match_expression(terms: Sequence[str]) -> str:

@@ -59,6 +59,17 @@ FROM {table}
 {join}
 WHERE {table} MATCH ? {filters}
 """
+# The same arm over the newest matches only (params: its arm's, then how many). FTS5 walks
+# its matches in rowid order, so the subquery's LIMIT stops the walk: bm25 runs for those rows
+# alone, not for every match.
+_SQL_FTS_ARM_NEWEST = """
+SELECT * FROM (
+SELECT {table}.rowid AS id, bm25({table}, {weights}) AS score
+FROM {table}
+{join}
+WHERE {table} MATCH ? {filters}
+ORDER BY {table}.rowid DESC LIMIT ?)
+"""
 # Params: now (naive UTC), arms' params, limit. Result per candidate: id, bm25 (negative,
 # lower is better), days since the later of last write and last access, access_count,
 # confidence, recall_hits, recall_misses. The entity join runs on the LIMITed rows only.
@@ -367,6 +378,7 @@ class KeywordIndexQueries(models.Manager):
         project: str | None = None,
         trust: str | None = None,
         unexpired_at: datetime | None = None,
+        newest: int | None = None,
     ) -> list[KeywordHit]:
         """Best `limit` keyword matches by bm25 (newest first on ties), with ranking inputs.
 
@@ -381,6 +393,9 @@ class KeywordIndexQueries(models.Manager):
         their bm25 uses that table's statistics, which is close enough to order a merge.
         `trust` keeps facts or hypotheses only; `unexpired_at` drops the memories expired by
         then (pass it only when `expired_exist`: the filter joins every match to its entity).
+        `newest` ranks only that many of the newest matches the filters keep (the highest ids;
+        in each table with include_archived) rather than every match: see
+        graph.search.text.match_window.
         """
         tables = [LIVE_FTS, ARCHIVED_FTS] if include_archived else [LIVE_FTS]
         parts: list[str] = []
@@ -390,12 +405,13 @@ class KeywordIndexQueries(models.Manager):
         ).sql()
         for table in tables:
             join = f"JOIN graph_entity AS e ON e.id = {table}.rowid" if filter_sql else ""
+            arm = _SQL_FTS_ARM if newest is None else _SQL_FTS_ARM_NEWEST
             parts.append(
-                _SQL_FTS_ARM.format(
-                    table=table, weights=BM25_WEIGHTS, join=join, filters=filter_sql
-                )
+                arm.format(table=table, weights=BM25_WEIGHTS, join=join, filters=filter_sql)
             )
             params.extend([match, *filter_params])
+            if newest is not None:
+                params.append(newest)
         sql = _SQL_FTS_CANDIDATES.format(arms=" UNION ALL ".join(parts))
         params.append(limit)
         with cursor() as cur:

@@ -11,11 +11,12 @@ that (docs/benchmarks.md has the figures).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from django.db import models
 
-from graph.storage.cursor import cursor, placeholders
+from graph.storage.cursor import cursor, db_time, placeholders
 
 if TYPE_CHECKING:
     # numpy is imported where a vector is handled, not with the models: every process loads
@@ -69,7 +70,7 @@ _SQL_PENDING_COUNT = """
 SELECT count(*) FROM graph_entity AS e
 LEFT JOIN graph_entityvector AS v ON v.generation = ? AND v.entity_id = e.id
 WHERE e.status = 'active' AND (v.text_hash IS NULL OR v.text_hash != e.embedding_hash)
-{namespace}
+{namespace} {written_by}
 """
 # Params: generation. Result: ids of rows that belong to no active entity.
 _SQL_ORPHANS = """
@@ -252,10 +253,24 @@ class VectorManager(models.Manager):
             cur.execute(sql, params)
             return [row[0] for row in cur.fetchall()]
 
-    def pending_count(self, generation: int, namespace: str | None = None) -> int:
-        sql = _SQL_PENDING_COUNT.format(namespace="AND e.namespace = ?" if namespace else "")
+    def pending_count(
+        self,
+        generation: int,
+        namespace: str | None = None,
+        *,
+        written_by: datetime | None = None,
+    ) -> int:
+        """Active memories without a current vector in `generation`; with `written_by`, only
+        those last written at or before then."""
+        sql = _SQL_PENDING_COUNT.format(
+            namespace="AND e.namespace = ?" if namespace else "",
+            written_by="AND e.updated_at <= ?" if written_by is not None else "",
+        )
+        params: list[object] = [generation, *([namespace] if namespace else [])]
+        if written_by is not None:
+            params.append(db_time(written_by))
         with cursor() as cur:
-            cur.execute(sql, [generation, *([namespace] if namespace else [])])
+            cur.execute(sql, params)
             return int(cur.fetchone()[0])
 
     def orphan_ids(self, generation: int) -> list[int]:

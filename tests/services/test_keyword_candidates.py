@@ -50,6 +50,47 @@ def test_candidates_carry_the_usage_counters() -> None:
     assert (hit.access_count, hit.confidence, hit.recall_hits, hit.recall_misses) == (7, 0.9, 3, 2)
 
 
+def _ranked(query: str, newest: int | None, **filters: object) -> list[str]:
+    hits = Entity.objects.fts_candidates(
+        text.match_expression(text.query_terms(query)),
+        limit=3,
+        now=timezone.now(),
+        newest=newest,
+        **filters,  # type: ignore[arg-type]
+    )
+    names = dict(Entity.objects.values_list("id", "name"))
+    return [names[h.entity_id] for h in hits]
+
+
+def _dense_first() -> None:
+    """Six memories of one word, the oldest holding it most densely (the best bm25)."""
+    for i in range(6):
+        remember(f"m{i}", " ".join(["walrus"] * (6 - i)) + " notes and more notes", tags=["t"])
+
+
+def test_newest_ranks_only_that_many_of_the_newest_matches() -> None:
+    _dense_first()
+    assert _ranked("walrus", None) == ["m0", "m1", "m2"]
+    assert _ranked("walrus", 4) == ["m2", "m3", "m4"]  # m0 and m1 are outside the window
+    assert _ranked("walrus", 100) == ["m0", "m1", "m2"]
+
+
+def test_the_window_counts_the_matches_the_filters_keep() -> None:
+    _dense_first()
+    for i in range(3):  # newer matches a tag filter leaves out must not fill the window
+        remember(f"other{i}", "walrus walrus walrus walrus walrus walrus walrus", tags=["u"])
+    assert _ranked("walrus", 4, tag="t") == ["m2", "m3", "m4"]
+    assert _ranked("walrus", 4) == ["other2", "other1", "other0"]  # ties: newest first
+
+
+def test_with_archived_rows_each_index_has_its_own_window() -> None:
+    _dense_first()
+    forget("m0")
+    forget("m5")
+    # Live: m1..m4, window of 2 -> m3, m4. Archived: m0, m5, window of 2 -> both.
+    assert _ranked("walrus", 2, include_archived=True) == ["m0", "m3", "m4"]
+
+
 # FTS5 writes its row total when a transaction commits, so this reads after real commits.
 @pytest.mark.django_db(transaction=True)
 def test_the_indexed_row_count_matches_the_active_and_archived_entities() -> None:

@@ -9,6 +9,7 @@ import pytest
 from graph.errors import InvalidInput
 from graph.models import Entity
 from graph.ops.recall.access import flush_accesses
+from graph.search import text
 from tests.helpers import forget, names, recall, remember
 
 pytestmark = pytest.mark.django_db
@@ -84,6 +85,23 @@ def test_terms_in_more_than_half_the_rows_are_dropped() -> None:
     common_only = recall("the service")
     assert len(common_only["entities"]) == 20
     assert common_only["retrieval"]["truncated"] is True
+
+
+def test_a_word_in_most_memories_is_ranked_among_its_newest_matches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The window is its floor of 5 x 40 candidates here (COMMON_MATCH_WINDOW lowered to 0).
+    monkeypatch.setattr(text, "COMMON_MATCH_WINDOW", 0)
+    for i in range(30):  # the oldest hold the word most densely: the best bm25 of all
+        remember(f"dense-{i}", "walrus walrus walrus", tags=["tusk"])
+    for i in range(200):
+        remember(f"plain-{i}", f"a walrus swam past the pier on day {i} of the long summer")
+
+    common = names(recall("walrus", limit=10))
+    assert len(common) == 10
+    assert all(name.startswith("plain-") for name in common)
+    # A query holding a term in at most half of the rows ranks every match, as before.
+    assert all(name.startswith("dense-") for name in names(recall("walrus tusk", limit=10)))
 
 
 @pytest.mark.parametrize(

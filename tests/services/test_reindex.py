@@ -552,6 +552,30 @@ def test_writes_during_a_rebuild_keep_their_vectors_and_forgotten_stay_forgotten
     assert staged_early not in found
 
 
+def test_a_write_once_the_last_pass_has_begun_is_the_workers_and_the_run_is_complete(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    use_deterministic(monkeypatch)
+    seed(5)
+    build_live()
+    ordinary_pass = vectors.embed_pending
+
+    def pass_with_a_writer_beside_it() -> vectors.EmbedReport:
+        report = ordinary_pass()
+        remember("late", "written while the rebuild's last pass ran")  # after its read
+        return report
+
+    monkeypatch.setattr(vectors, "embed_pending", pass_with_a_writer_beside_it)
+    result = reindex.reindex_all()
+
+    assert result.complete and result.swapped and not result.reindex_needed, result
+    assert result.missing == 0
+    live = vectors.live_generation()
+    assert live is not None and live.generation == result.generation
+    # The late memory waits for the worker in the new live index, as any new write does.
+    assert EntityVector.objects.pending_count(live.generation) == 1
+
+
 # --- 9. --namespace ------------------------------------------------------------------------------
 
 

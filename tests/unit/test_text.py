@@ -152,6 +152,31 @@ def test_the_frequent_term_cut_does_not_apply_below_1000_rows() -> None:
     ]
 
 
+def test_a_query_whose_every_term_is_in_more_than_half_the_rows_ranks_a_window() -> None:
+    # The guard kept the rarest of two common terms: FTS5 gives it no idf.
+    assert text.match_window(["servic"], {"servic": 21}, total_rows=40, candidates=40) == (
+        text.COMMON_MATCH_WINDOW
+    )
+    assert text.match_window(["a", "b"], {"a": 30, "b": 35}, total_rows=40, candidates=40) == max(
+        text.COMMON_MATCH_WINDOW, 40 * text.WINDOW_PER_CANDIDATE
+    )
+
+
+def test_the_window_holds_several_times_the_candidates_asked_for() -> None:
+    many = text.COMMON_MATCH_WINDOW  # candidates enough to outgrow the fixed window
+    assert text.match_window(["x"], {"x": 90}, total_rows=100, candidates=many) == (
+        many * text.WINDOW_PER_CANDIDATE
+    )
+
+
+def test_every_match_is_ranked_while_one_term_is_in_at_most_half_the_rows() -> None:
+    assert text.match_window(["x"], {"x": 20}, total_rows=40, candidates=40) is None
+    assert text.match_window(["x", "y"], {"x": 39, "y": 20}, total_rows=40, candidates=40) is None
+    # Below the guard's floor a term in every row may be the subject, and every match is cheap.
+    assert text.match_window(["x"], {"x": 24}, total_rows=24, candidates=40) is None
+    assert text.match_window([], {}, total_rows=100, candidates=40) is None
+
+
 def test_terms_no_row_contains_do_not_take_a_place_under_the_cap() -> None:
     terms = [f"missing{i}" for i in range(40)] + ["present"]
     assert text.select_terms(terms, {"present": 1}, total_rows=100) == ["present"]

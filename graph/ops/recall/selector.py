@@ -253,6 +253,7 @@ def _keyword_candidates(
         project=filters.project,
         trust=filters.trust,
         unexpired_at=filters.unexpired_at,
+        newest=text.match_window(selected, doc_freqs, total_rows, pool),
     )
     relative = scoring.normalise_bm25([h.bm25 for h in hits])
     if not for_fusion:
