@@ -228,6 +228,7 @@ class MemeshApplication:
                 freeze_startup_heap()
                 await send({"type": "lifespan.startup.complete"})
                 _warm_up_in_background()
+                _write_accesses_in_background()
                 started = True
                 while (await receive())["type"] != "lifespan.shutdown":
                     pass
@@ -250,6 +251,14 @@ def _warm_up_in_background() -> None:
 
     provider.use_threads(settings.MEMESH_SERVER_EMBEDDER_THREADS)
     threading.Thread(target=provider.warm_up, name="memesh-warm-up", daemon=True).start()
+
+
+def _write_accesses_in_background() -> None:
+    """Recall's access counts are written by a thread of this process, not by the recall
+    that finds them due (graph/ops/recall/access.py)."""
+    from graph.ops.recall.access import flush_in_background
+
+    flush_in_background()
 
 
 async def _send_json(send: Send, status: int, body: str) -> None:

@@ -7,6 +7,7 @@ tests also see memesh create its data directory (0700) and database file (0600).
 from __future__ import annotations
 
 import socket
+import sqlite3
 import stat
 import subprocess
 import time
@@ -91,6 +92,30 @@ def test_remember_then_recall_over_real_http(server):
     assert entity["name"] == "http-memory"
     assert entity["tags"] == ["project:serve"]
     assert entity["metadata"]["provenance"]["source_host"] == "http"
+
+
+def _access_count(home: Path, name: str) -> int | None:
+    db = sqlite3.connect(f"file:{home / 'knowledge-graph.db'}?mode=ro", uri=True)
+    try:
+        row = db.execute("SELECT access_count FROM graph_entity WHERE name = ?", [name]).fetchone()
+    finally:
+        db.close()
+    return None if row is None else int(row[0])
+
+
+def test_a_served_recall_counts_its_access_without_waiting_for_another_request(server):
+    remembered = server.post(
+        "remember", {"name": "counted-memory", "type": "note", "observations": ["cnt7write"]}
+    )
+    assert remembered.status_code == 200, remembered.text
+    assert server.post("recall", {"query": "cnt7write"}).status_code == 200
+
+    # A server process writes the counts from a thread of its own, a second after the recall
+    # that noted them (graph/ops/recall/access.py), not on some later request or at exit.
+    deadline = time.monotonic() + EXIT_DEADLINE
+    while _access_count(server.home, "counted-memory") != 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _access_count(server.home, "counted-memory") == 1
 
 
 def test_a_post_without_content_type_parses_as_json_over_real_http(server):

@@ -2,13 +2,17 @@
 
 Each recall notes the ids it returned, and, when it ran in a session, that the session was
 returned them (the ledger graph/ops/feedback.py settles into hits and misses). Both reach the
-database in one transaction at most once a second per process (on the next recall after
-that), when 1,000 are waiting, at process exit, and before feedback settles a session
-(`flush_accesses`). A reader therefore never waits for another process's writer (WAL readers
-do not block), and a recall costs no write transaction. The price: a process killed without
-running its exit handlers loses up to a second of access counts, which only feed the
-frequency and recency factors of ranking, and of returned rows, which only means those
-memories are not counted as misses of that session. Neither changes hits or misses: only
+database in one transaction at most once a second per process, at process exit, and before
+feedback settles a session (`flush_accesses`). In a server process (`flush_in_background`) a
+thread of its own writes them a second after the first recall that noted some; elsewhere (the
+CLI, MCP over stdio) the next recall after that second does, or the one that finds 1,000
+waiting. On a server's request path that write was its slowest moment: about one served
+recall in a hundred took 5–25 ms longer (docs/performance-notes.md). A reader never waits
+for another process's writer (WAL readers do not block), and a recall costs no write
+transaction of its own. The price: a process killed without running its exit handlers
+loses up to a second of access counts, which only feed the frequency and recency factors of
+ranking, and of returned rows, which only means those memories are not counted as misses of
+that session. Neither changes hits or misses: only
 feedback does (DESIGN §5.2). Every MCP recall runs in a session, so the ledger grows without
 any feedback call: a flush that writes returned rows also prunes the rows untouched for
 OUTCOME_RETENTION (at most once an hour per process; feedback prunes when it settles).
@@ -44,6 +48,9 @@ _last_seen: dict[int, datetime] = {}
 _returned: dict[tuple[str, int], datetime] = {}
 _first_pending_at: float | None = None
 _last_pruned_at: float | None = None
+# Set when something waits to be written; the background writer's cue (flush_in_background).
+_noted = threading.Event()
+_writer: threading.Thread | None = None
 
 
 def note_accesses(
@@ -60,12 +67,41 @@ def note_accesses(
                 _returned[(session_id, entity_id)] = when
         if _counts and _first_pending_at is None:
             _first_pending_at = time.monotonic()
+        if _writer is not None:
+            if _counts or _returned:
+                _noted.set()
+            return
         due = len(_counts) + len(_returned) >= FLUSH_AT_PENDING or (
             _first_pending_at is not None
             and time.monotonic() - _first_pending_at >= FLUSH_AFTER_SECONDS
         )
     if due:
         flush_accesses()
+
+
+def flush_in_background() -> None:
+    """From now on, write this process's accesses from a thread of its own, a second after
+    the first recall that noted some, never on a recall's path (a server process calls it
+    once it has started; calling it again changes nothing)."""
+    global _writer
+    with _lock:
+        if _writer is not None:
+            return
+        _writer = threading.Thread(target=_write_loop, name="memesh-access-writer", daemon=True)
+        _writer.start()
+        if _counts or _returned:
+            _noted.set()
+
+
+def _write_loop() -> None:
+    while True:
+        _noted.wait()
+        time.sleep(FLUSH_AFTER_SECONDS)  # a second of recalls in one transaction
+        _noted.clear()  # before the write: what is noted during it sets the cue again
+        try:
+            flush_accesses()
+        except Exception:  # the thread must outlive any one write; the next one retries
+            logger.exception("could not record recall accesses")
 
 
 def flush_accesses() -> int:
