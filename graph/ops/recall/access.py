@@ -12,10 +12,10 @@ for another process's writer (WAL readers do not block), and a recall costs no w
 transaction of its own. The price: a process killed without running its exit handlers
 loses up to a second of access counts, which only feed the frequency and recency factors of
 ranking, and of returned rows, which only means those memories are not counted as misses of
-that session. Neither changes hits or misses: only
-feedback does (DESIGN §5.2). Every MCP recall runs in a session, so the ledger grows without
-any feedback call: a flush that writes returned rows also prunes the rows untouched for
-OUTCOME_RETENTION (at most once an hour per process; feedback prunes when it settles).
+that session. Neither changes hits or misses: only feedback does (DESIGN §5.2). Every MCP
+recall runs in a session, so the ledger grows without any feedback call: a flush that writes
+returned rows also prunes the rows untouched for OUTCOME_RETENTION (at most once an hour per
+process; feedback prunes when it settles).
 """
 
 from __future__ import annotations
