@@ -89,6 +89,42 @@ def test_recall_reorders_the_hybrid_head_by_late_interaction(turns: dict[str, in
     assert sorted(after) == sorted(before)  # the same memories, only their order moves
 
 
+# Seven turns holding "Melanie", "kids", "pottery" and "class", and one of them also "take":
+# a tie on their words for six of them and the answer, written first (the oldest of a tie ranks
+# last). Only the answer says the kids went.
+TIED_TURNS = {
+    "answer": (
+        "Melanie: Last Saturday I took my two kids to their first pottery class; they made bowls."
+    ),
+    "d1": "Caroline: Melanie, is the pottery class for kids any good?",
+    "d2": "Melanie: The kids keep asking about a pottery class.",
+    "d3": "Caroline: My cousin runs a pottery class, Melanie, no kids allowed.",
+    "d4": "Melanie: Pottery class prices for kids are silly.",
+    "d5": "Caroline: Melanie said the kids might hate a pottery class.",
+    "d6": "Melanie: A pottery class for kids? Maybe next year.",
+    "d7": "Caroline: Take the kids to a pottery class, Melanie, take them.",
+}
+TIED_QUESTION = "When did Melanie take her kids to pottery class?"
+
+
+def test_the_lift_brings_a_memory_from_below_the_head_into_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    use_embedder(monkeypatch, "local")
+    for name, text in TIED_TURNS.items():
+        remember(name, text, tags=["conv:test"])
+    assert vectors.embed_pending().embedded == len(TIED_TURNS)
+
+    lifted = names(recall(TIED_QUESTION, tag="conv:test"))
+    monkeypatch.setattr(li, "LIFT_MIN_COVERAGE", 2.0)  # the control: no lift
+    unlifted = names(recall(TIED_QUESTION, tag="conv:test"))
+
+    # The re-order of the first DEPTH cannot reach it; the lift over LIFT_DEPTH does.
+    assert "answer" not in unlifted[: li.DEPTH]
+    assert "answer" in lifted[: li.DEPTH]
+    assert lifted[0] == unlifted[0] == "d7"  # it holds every word: the lift breaks ties only
+
+
 def test_a_memory_without_pieces_in_the_head_keeps_the_hybrid_order(
     turns: dict[str, int],
 ) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from graph.embedding.local import LocalMiniLM
 from graph.search import late_interaction as li
+from graph.search.fusion import Fused
 
 
 @pytest.fixture(scope="module")
@@ -46,16 +47,36 @@ def test_packing_keeps_the_cosines_that_rank() -> None:
     assert int(np.argmax(unpacked @ query[0])) == 3
 
 
-def test_an_empty_text_packs_to_nothing_and_scores_zero() -> None:
+def _packed(*rows: list[float]) -> bytes:
+    """Pieces given directly in the stored space (DIMS wide, zero-padded), packed as stored."""
+    raw = np.zeros((len(rows), li.DIMS), dtype=np.float32)
+    for i, row in enumerate(rows):
+        raw[i, : len(row)] = row
+    peak = np.abs(raw).max(axis=1, keepdims=True)
+    return np.rint(raw / peak * 127.0).astype(np.int8).tobytes()
+
+
+def test_an_empty_text_packs_to_nothing_and_is_not_scored() -> None:
     assert li.pack(np.zeros((0, 384), dtype=np.float32)) == b""
     assert li.unpack(b"").shape == (0, li.DIMS)
-    assert li.maxsim(li.unpack(b""), li.unpack(b"")) == 0.0
+    query = _packed([1.0, 0.0])
+    assert li.scores(query, {1: b"", 2: _packed([1.0, 0.0])}) == {2: pytest.approx(1.0)}
+    assert li.scores(b"", {2: _packed([1.0, 0.0])}) == {}
 
 
 def test_maxsim_is_the_mean_of_each_query_piece_s_best_match() -> None:
-    q = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
-    d = np.array([[1.0, 0.0], [0.6, 0.8]], dtype=np.float32)
-    assert li.maxsim(q, d) == pytest.approx((1.0 + 0.8) / 2)
+    query = _packed([1.0, 0.0], [0.0, 1.0])
+    memories = {
+        7: _packed([1.0, 0.0], [0.6, 0.8]),  # best cosines 1.0 and 0.8
+        8: _packed([0.0, 1.0]),  # 0.0 and 1.0
+        9: _packed([0.6, 0.8], [0.8, 0.6], [-1.0, 0.0]),  # 0.8 and 0.8
+    }
+    found = li.scores(query, memories)
+    assert found == {
+        7: pytest.approx(0.9, abs=0.01),
+        8: pytest.approx(0.5, abs=0.01),
+        9: pytest.approx(0.8, abs=0.01),
+    }
 
 
 def test_content_pieces_skip_special_tokens_punctuation_and_function_words() -> None:
@@ -157,3 +178,69 @@ def test_the_local_model_gives_pieces_from_the_same_call_as_its_vectors(
     assert len(pieces[0]) == 7 * li.DIMS
     assert pieces[1] == b""  # function words only: nothing to match
     assert model.late_interaction
+
+
+def test_known_maxsims_are_used_not_computed_again(model: LocalMiniLM) -> None:
+    texts = {1: "Caroline bought a guitar", 2: "Melanie went to pottery class with her kids"}
+    pieces = _pieces(model, texts)
+    _, (query,) = model.embed_with_pieces(["Melanie pottery"])
+    assert li.reorder([1, 2], pieces, query, {})[0] == 2  # the control
+
+    # Told that 1 answers far better, the re-order follows what it is told.
+    assert li.reorder([1, 2], pieces, query, {}, known={1: 0.9, 2: 0.1}) == [1, 2]
+    # A partial answer: the rest is computed (2's own MaxSim beats the 0.0 given for 1).
+    assert li.reorder([1, 2], pieces, query, {}, known={1: 0.0})[0] == 2
+
+
+def _fused(*relevances: float) -> list[Fused]:
+    return [Fused(i, r, "keyword", r) for i, r in enumerate(relevances, start=1)]
+
+
+def test_the_lift_raises_the_head_by_its_maxsim_among_it(model: LocalMiniLM) -> None:
+    texts = {1: SINK, 2: GUITAR, 3: POTTERY}
+    pieces = _pieces(model, texts)
+    _, (query,) = model.embed_with_pieces([QUESTION])
+
+    lifted, found = li.lift_order(_fused(0.9, 0.8, 0.7), pieces, query, best_coverage=1.0)
+
+    gained = {f.entity_id: f.relevance - r for f, r in zip(lifted, (0.9, 0.8, 0.7), strict=True)}
+    assert found == li.scores(query, pieces)
+    best, worst = max(found, key=found.__getitem__), min(found, key=found.__getitem__)
+    assert best == 3  # the pottery memory answers the pottery question
+    assert gained[best] == pytest.approx(li.LIFT_WEIGHT)
+    assert gained[worst] == pytest.approx(0.0)
+    assert all(0.0 <= g <= li.LIFT_WEIGHT + 1e-9 for g in gained.values())
+    assert lifted[2].relevance > lifted[0].relevance  # 0.7 + the lift passes 0.9 + less
+    assert [(f.entity_id, f.source, f.reported) for f in lifted] == [
+        (f.entity_id, f.source, f.reported) for f in _fused(0.9, 0.8, 0.7)
+    ]
+
+
+def test_only_the_lift_depth_most_relevant_are_lifted(model: LocalMiniLM) -> None:
+    n = li.LIFT_DEPTH + 3
+    texts = {i: f"note number {i} about ordinary things" for i in range(1, n + 1)}
+    texts[n] = POTTERY  # the least relevant: below the head
+    pieces = _pieces(model, texts)
+    _, (query,) = model.embed_with_pieces([QUESTION])
+    fused = _fused(*(1.0 - i / 100 for i in range(n)))
+
+    lifted, found = li.lift_order(fused, pieces, query, best_coverage=1.0)
+
+    assert set(found) == set(range(1, li.LIFT_DEPTH + 1))
+    assert lifted[li.LIFT_DEPTH :] == fused[li.LIFT_DEPTH :]
+    assert li.head_of(fused) == list(range(1, li.LIFT_DEPTH + 1))
+
+
+def test_the_lift_leaves_a_paraphrase_and_a_pending_vector_alone(model: LocalMiniLM) -> None:
+    texts = {1: SINK, 2: GUITAR, 3: POTTERY}
+    pieces = _pieces(model, texts)
+    _, (query,) = model.embed_with_pieces([QUESTION])
+    fused = _fused(0.9, 0.8, 0.7)
+    assert li.lift_order(fused, pieces, query, best_coverage=1.0)[0] != fused  # the control
+
+    # The keyword side found less than LIFT_MIN_COVERAGE of the query: vectors decide.
+    below = li.LIFT_MIN_COVERAGE - 0.01
+    assert li.lift_order(fused, pieces, query, best_coverage=below) == (fused, {})
+    # 3's vector (and pieces) are still being computed.
+    assert li.lift_order(fused, {1: pieces[1], 2: pieces[2]}, query, 1.0) == (fused, {})
+    assert li.lift_order(fused, pieces, b"", 1.0) == (fused, {})  # function words only

@@ -11,8 +11,10 @@ fusion, graph.search.scoring the formula):
    The neighbour search is skipped when the best keyword candidate already holds most of the
    query (fusion.neighbours_needed): a memory sharing none of its words would not outrank it.
 4. Fuse the two into one relevance; bring in the session neighbours of the best few
-   (graph/ops/recall/adjacent.py); rank with the bounded usage factors, re-order the first
-   few by late interaction when their pieces exist (graph.search.late_interaction), keep `limit`,
+   (graph/ops/recall/adjacent.py); lift the most relevant by late interaction when the
+   keyword side found most of the query (graph.search.late_interaction); rank with the
+   bounded usage factors, re-order the first few by late interaction when their pieces
+   exist, keep `limit`,
    count an access for each one returned, and note it as returned to the call's session
    (batched: graph/ops/recall/access.py; graph/ops/feedback.py settles sessions).
 No query lists recent memories (last write first) and counts no access: a listing is not a
@@ -161,13 +163,26 @@ def entity_recall(
             filters=filters,
             now=now,
         )
+    pieces: dict[int, bytes] = {}
+    maxsims: dict[int, float] = {}
+    if (
+        side.ran
+        and side.pieces
+        and len(terms) >= late_interaction.LIFT_MIN_TERMS
+        and best_coverage >= late_interaction.LIFT_MIN_COVERAGE
+    ):
+        assert side.generation is not None
+        pieces = EntityVector.objects.pieces_of(side.generation, late_interaction.head_of(fused))
+        fused, maxsims = late_interaction.lift_order(fused, pieces, side.pieces, best_coverage)
     fused = fusion.with_context(fused, Entity.objects.session_neighbours(list(inputs)))
     ranked = [r.entity_id for r in rank_fused(fused, inputs)]
     if side.ran and side.pieces:
         assert side.generation is not None
         head = ranked[: late_interaction.DEPTH]
-        pieces = EntityVector.objects.pieces_of(side.generation, head)
-        ranked = late_interaction.reorder(ranked, pieces, side.pieces, covered)
+        pieces.update(
+            EntityVector.objects.pieces_of(side.generation, [i for i in head if i not in pieces])
+        )
+        ranked = late_interaction.reorder(ranked, pieces, side.pieces, covered, maxsims)
     ids = ranked[: data.limit]
     note_accesses(ids, now, session_id=data.session_id)
     vectors.flush_shared_query_vectors()
