@@ -5,10 +5,14 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from django.utils import timezone
 
 from graph.errors import InvalidInput
 from graph.models import Entity
 from graph.ops.recall.access import flush_accesses
+from graph.ops.recall.schema import RecallInput
+from graph.ops.recall.selector import _keyword_candidates, recall_filters
+from graph.ops.scope import UNBOUND
 from graph.search import text
 from tests.helpers import forget, names, recall, remember
 
@@ -248,3 +252,55 @@ def test_title_and_name_words_are_searchable() -> None:
     remember("jwt-rotation", "keys live in the vault", title="Signing key schedule")
     assert names(recall("rotation")) == ["jwt-rotation"]
     assert names(recall("schedule")) == ["jwt-rotation"]
+
+
+def _walrus_notes() -> None:
+    remember("walrus-head", "nothing of that kind here")  # the word in the name only
+    remember("tusks", "the walrus keeps its tusks clean")
+    remember("walrus-archived", "an old walrus note")
+    forget("walrus-archived")
+    for i in range(3):
+        remember(f"other{i}", "an unrelated note about ice")
+
+
+def _covered(query: str, include_archived: bool = False) -> dict[str, float]:
+    data = RecallInput(query=query, include_archived=include_archived)
+    scored = _keyword_candidates(
+        data,
+        text.query_terms(query),
+        recall_filters(data, UNBOUND),
+        40,
+        timezone.now(),
+        for_fusion=True,
+    )
+    ids = dict(Entity.objects.values_list("id", "name"))
+    return {ids[c.hit.entity_id]: c.covered for c in scored}
+
+
+@pytest.mark.parametrize(
+    ("query", "include_archived"),
+    [("walrus", False), ("walrus", True), ("walrus zqxjkvbwy", False)],
+)
+def test_a_one_term_search_credits_every_candidate_with_that_term(
+    query: str, include_archived: bool
+) -> None:
+    # Such a search does not look up which terms each candidate holds (every hit matched the
+    # term, and the query's other words are in no memory): the lookup must agree.
+    _walrus_notes()
+    covered = _covered(query, include_archived)
+    ids = list(Entity.objects.filter(name__in=covered).values_list("id", flat=True))
+    terms = text.query_terms(query)
+
+    held = Entity.objects.terms_present(ids, terms, include_archived=include_archived)
+
+    assert held == {i: {"walrus"} for i in ids}
+    assert len(set(covered.values())) == 1
+    expected = {"walrus-head", "tusks"} | ({"walrus-archived"} if include_archived else set())
+    assert set(covered) == expected
+
+
+def test_with_two_terms_searched_each_candidate_covers_what_it_holds() -> None:
+    _walrus_notes()
+    covered = _covered("walrus tusks")
+    assert covered["tusks"] == pytest.approx(1.0)
+    assert 0.0 < covered["walrus-head"] < covered["tusks"]

@@ -274,9 +274,14 @@ def _keyword_candidates(
     if not for_fusion:
         return [KeywordCandidate(h, rel, rel, 0.0) for h, rel in zip(hits, relative, strict=True)]
     idfs = {t: fusion.idf(doc_freqs[t], total_rows) for t in terms}
-    doc_terms = Entity.objects.terms_present(
-        [h.entity_id for h in hits], terms, include_archived=data.include_archived
-    )
+    if len(selected) == 1 and all(doc_freqs[t] == 0 for t in terms if t != selected[0]):
+        # Every hit matched the one term searched, and no other term is in any memory (a
+        # one-word query, most often): nothing to look up.
+        doc_terms = {h.entity_id: {selected[0]} for h in hits}
+    else:
+        doc_terms = Entity.objects.terms_present(
+            [h.entity_id for h in hits], terms, include_archived=data.include_archived
+        )
     out = []
     for hit, rel in zip(hits, relative, strict=True):
         covered = fusion.coverage(terms, doc_terms.get(hit.entity_id, set()), idfs)
