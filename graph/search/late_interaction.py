@@ -142,15 +142,16 @@ def lift_order(
     pieces: Mapping[int, bytes],
     query: bytes,
     best_coverage: float,
+    head: Sequence[int] | None = None,
 ) -> tuple[list[Fused], dict[int, float]]:
     """`fused` with the LIFT_DEPTH most relevant raised by up to LIFT_WEIGHT, in proportion
     to their MaxSim among them, and those MaxSims (for reorder to reuse). Unchanged, with no
     MaxSim, when the best keyword candidate holds less than LIFT_MIN_COVERAGE of the query,
     or when one of them has no pieces (its vector is still being computed: it is not pushed
-    down for being new)."""
+    down for being new). `head`: head_of(fused), when the caller has it already."""
     if best_coverage < LIFT_MIN_COVERAGE or not query:
         return list(fused), {}
-    head = head_of(fused)
+    head = head_of(fused) if head is None else head
     if len(head) < 2 or any(not pieces.get(i) for i in head):
         return list(fused), {}
     found = scores(query, {i: pieces[i] for i in head})

@@ -172,8 +172,11 @@ def entity_recall(
         and best_coverage >= late_interaction.LIFT_MIN_COVERAGE
     ):
         assert side.generation is not None
-        pieces = EntityVector.objects.pieces_of(side.generation, late_interaction.head_of(fused))
-        fused, maxsims = late_interaction.lift_order(fused, pieces, side.pieces, best_coverage)
+        most_relevant = late_interaction.head_of(fused)
+        pieces = EntityVector.objects.pieces_of(side.generation, most_relevant)
+        fused, maxsims = late_interaction.lift_order(
+            fused, pieces, side.pieces, best_coverage, most_relevant
+        )
     fused = fusion.with_context(fused, Entity.objects.session_neighbours(list(inputs)))
     ranked = [r.entity_id for r in rank_fused(fused, inputs)]
     if side.ran and side.pieces:
