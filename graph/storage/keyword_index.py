@@ -459,29 +459,41 @@ class KeywordIndexQueries(models.Manager):
             return [KeywordHit(*row) for row in cur.fetchall()]
 
     def session_neighbours(
-        self, entity_ids: Sequence[int], *, beyond: bool = False
+        self, entity_ids: Sequence[int], *, reach: int = 1, beyond: bool = False
     ) -> dict[int, list[int]]:
-        """For each of these entities that has tags, the active ones written right before and
-        after it (ids one apart) that carry exactly its tags: the turns around it of one
-        conversation or session, stored one after another. Only those among `entity_ids`
-        unless `beyond` (recall lifts its candidates by the ones among them, and brings in
-        the turns around its best few: graph/ops/recall/adjacent.py)."""
+        """For each of these entities that has tags, the active ones written up to `reach`
+        writes before and after it (ids that far apart) in an unbroken run of memories that
+        carry exactly its tags: the turns around it of one conversation or session, stored
+        one after another. A memory with other tags, or none (forgotten), between them ends
+        the run. Only those among `entity_ids` unless `beyond` (recall lifts its candidates
+        by the ones among them, and brings in the turns around its best few:
+        graph/ops/recall/adjacent.py); the run is followed through the stored memories
+        either way."""
         if not entity_ids:
             return {}
-        probe = set(entity_ids)
-        if beyond:
-            probe |= {j for i in entity_ids for j in (i - 1, i + 1)}
+        steps = range(1, reach + 1)
+        probe = set(entity_ids) | {i + s * d for i in entity_ids for d in steps for s in (-1, 1)}
         tags: dict[int, set[str]] = {}
         # A recall's candidates are a few dozen: far below SQLite's variable limit.
         with cursor() as cur:
             cur.execute(_SQL_ACTIVE_TAGS_OF.format(ids=placeholders(len(probe))), sorted(probe))
             for entity_id, name in cur.fetchall():
                 tags.setdefault(entity_id, set()).add(name)
-        return {
-            i: [j for j in (i - 1, i + 1) if tags.get(j) == tags[i]]
-            for i in entity_ids
-            if i in tags
-        }
+        given = set(entity_ids)
+        out: dict[int, list[int]] = {}
+        for i in entity_ids:
+            if i not in tags:
+                continue
+            around: list[int] = []
+            for sign in (-1, 1):
+                for d in steps:
+                    j = i + sign * d
+                    if tags.get(j) != tags[i]:
+                        break
+                    if beyond or j in given:
+                        around.append(j)
+            out[i] = sorted(around)
+        return out
 
     def scoped_ids(
         self,

@@ -81,3 +81,42 @@ def test_a_turn_the_recall_s_filters_drop_is_not_brought_in(conversation: None) 
     result = by_name(recall(QUESTION, tag="conv:test", status="fact"))
 
     assert "turn-shadow" in result and "turn-later" not in result
+
+
+# Another conversation: only "chat-asked" holds the question's words, so it is the one
+# candidate (it holds all of them: no neighbour search runs) and the turns around it can join
+# only through their place in the session.
+RECIPE_TURNS = [
+    ("chat-bike", "John: I rode forty miles on my bike along the coast on Sunday."),
+    ("chat-weather", "Maria: The weather was lovely for it, I bet."),
+    ("chat-asked", "John: Did you ever try that lemon cake recipe I sent you?"),
+    ("chat-reply", "Maria: Not yet, this week was hectic."),
+    ("chat-same-speaker", "John: No rush at all, whenever you have an evening free."),
+    ("chat-farther", "Maria: Alright, talk soon then."),
+]
+
+
+@pytest.fixture
+def recipe_conversation(monkeypatch: pytest.MonkeyPatch) -> None:
+    use_embedder(monkeypatch, "local")
+    for name, text in RECIPE_TURNS:
+        remember(name, text, tags=["conv:friends"], source="chat log")
+    assert vectors.embed_pending().embedded == len(RECIPE_TURNS)
+
+
+def test_the_turns_two_writes_around_the_best_candidate_join_and_no_farther(
+    recipe_conversation: None,
+) -> None:
+    result = by_name(recall("lemon cake recipe", tag="conv:friends"))
+
+    # Within fusion.SESSION_REACH (two writes) of the one candidate, before and after it: the
+    # same speaker's turns in a dialogue. Three writes away is out of reach.
+    assert set(result) == {
+        "chat-bike",
+        "chat-weather",
+        "chat-asked",
+        "chat-reply",
+        "chat-same-speaker",
+    }
+    assert result["chat-asked"]["match"]["source"] == "keyword"
+    assert result["chat-same-speaker"]["match"]["source"] == "semantic"

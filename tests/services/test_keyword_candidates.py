@@ -213,3 +213,34 @@ def test_beyond_the_given_entities_the_adjacent_ones_with_the_same_tags_are_foun
     got = Entity.objects.session_neighbours([ids["b"], ids["d"]], beyond=True)
 
     assert got == {ids["b"]: [ids["a"], ids["c"]], ids["d"]: []}  # other tags, forgotten
+
+
+def test_a_reach_of_two_follows_the_run_of_the_same_tags_through_memories_not_given() -> None:
+    for name in ("a", "b", "c", "d", "e"):
+        remember(name, f"turn {name}", tags=["conv:a"])
+    ids = dict(Entity.objects.values_list("name", "id"))
+
+    # "b" and "d" are not given, yet the run through them joins "a", "c" and "e".
+    got = Entity.objects.session_neighbours([ids["a"], ids["c"], ids["e"]], reach=2)
+
+    assert got == {ids["a"]: [ids["c"]], ids["c"]: [ids["a"], ids["e"]], ids["e"]: [ids["c"]]}
+    assert Entity.objects.session_neighbours([ids["c"]], reach=2, beyond=True) == {
+        ids["c"]: [ids["a"], ids["b"], ids["d"], ids["e"]]
+    }
+    # The default reach is the adjacent memory only.
+    assert Entity.objects.session_neighbours([ids["a"], ids["c"]]) == {ids["a"]: [], ids["c"]: []}
+
+
+def test_a_memory_with_other_tags_or_forgotten_ends_the_run() -> None:
+    remember("a", "turn a", tags=["conv:a"])
+    remember("b", "turn b", tags=["conv:a", "extra"])
+    remember("c", "turn c", tags=["conv:a"])
+    remember("d", "turn d", tags=["conv:a"])
+    remember("e", "turn e", tags=["conv:a"])
+    forget("d")
+    ids = dict(Entity.objects.values_list("name", "id"))
+
+    got = Entity.objects.session_neighbours([ids["c"]], reach=2, beyond=True)
+
+    # "b" has other tags and "d" is forgotten: nothing is within reach of "c".
+    assert got == {ids["c"]: []}

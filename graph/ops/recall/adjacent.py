@@ -5,9 +5,10 @@ question's words match "Her name is Shadow!" and the answer is the turn before i
 adopted this cute pup". Fusion's session context (graph.search.fusion.with_context) lifts a
 candidate by its neighbours' relevance, but only among the candidates, and such a turn is
 often neither a keyword match nor a near vector. So the session neighbours of the first
-SOURCES in the fused ranking join the candidates: scored by their own similarity to the query
-as a vector neighbour is, then lifted by the context like every candidate. They compete with
-the rest on that score; nothing is placed by rule. Measured on both quality sets
+SOURCES in the fused ranking (up to fusion.SESSION_REACH writes away) join the candidates:
+scored by their own similarity to the query as a vector neighbour is, then lifted by the
+context like every candidate. They compete with the rest on that score; nothing is placed by
+rule. Measured on both quality sets
 (docs/recall.md, "Adjacent turns"). Keyword-only recall has no similarity to score them by,
 so it only re-ranks its candidates.
 """
@@ -42,7 +43,7 @@ def adjacent_candidates(
     candidates yet and that the recall's filters keep; their ranking inputs are added to
     `inputs`."""
     sources = list(ranked[:SOURCES])
-    around = Entity.objects.session_neighbours(sources, beyond=True)
+    around = Entity.objects.session_neighbours(sources, reach=fusion.SESSION_REACH, beyond=True)
     new = sorted({j for i in sources for j in around.get(i, ()) if j not in inputs})
     if not new:
         return []

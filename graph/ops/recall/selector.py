@@ -177,7 +177,9 @@ def entity_recall(
         fused, maxsims = late_interaction.lift_order(
             fused, pieces, side.pieces, best_coverage, most_relevant
         )
-    fused = fusion.with_context(fused, Entity.objects.session_neighbours(list(inputs)))
+    fused = fusion.with_context(
+        fused, Entity.objects.session_neighbours(list(inputs), reach=fusion.SESSION_REACH)
+    )
     ranked = [r.entity_id for r in rank_fused(fused, inputs)]
     if side.ran and side.pieces:
         assert side.generation is not None
