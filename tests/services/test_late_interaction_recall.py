@@ -26,12 +26,15 @@ pytestmark = [pytest.mark.django_db, pytest.mark.clean_indexes]
 migration = importlib.import_module("graph.migrations.0007_vector_pieces")
 
 # Five turns of one conversation. The question shares "pottery" with two of them and "kids"
-# with another; the turn that answers it holds both, and so does one that repeats them.
+# with another; the turn that answers it holds both, and so does one that repeats them. They
+# are written in this order: the sign-up turn is within the answer's session reach
+# (fusion.SESSION_REACH) and the repeating one is not, so before late interaction the session
+# context keeps the sign-up turn above the one that repeats the question's words.
 TURNS = {
-    "turn-guitar": "Caroline: I bought a new guitar for the band and we played on Friday.",
     "turn-pottery-sign-up": "Melanie: I signed up for a pottery class at the community centre.",
     "turn-kids-pottery": "Melanie: I took my kids to pottery on Saturday, they made little bowls.",
     "turn-kids-park": "Melanie: The kids love the park near our house.",
+    "turn-guitar": "Caroline: I bought a new guitar for the band and we played on Friday.",
     "turn-again": ("Melanie: the kids and pottery again; pottery with kids is what Melanie does."),
 }
 QUESTION = "When did Melanie take her kids to pottery?"
