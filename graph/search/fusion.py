@@ -32,7 +32,7 @@ memories written up to SESSION_REACH writes before and after it with exactly its
 the turns around it of one conversation. An answer is often a turn near the one that shares
 the question's words. Each keeps the `source` that found it. (In a hybrid recall the
 neighbours of the best few that were not candidates join first: graph/ops/recall/adjacent.py,
-scored by `adjacent` below.)
+scored by `adjacent` below, and lifted by JOINED_CONTEXT_WEIGHT.)
 
 A weighted sum of normalised scores, not reciprocal-rank fusion: RRF rewards appearing in
 both lists, and an OR-ed keyword list is full of memories sharing one generic word with the
@@ -50,7 +50,7 @@ for not having a vector yet.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 KEYWORD_WEIGHT_MIN = 0.3
@@ -69,6 +69,12 @@ CONTEXT_WEIGHT = 0.25
 # speaker's next or previous turn is two writes away; LoCoMo dev hit@10 0.783 -> 0.788 with
 # bench/data/quality unchanged (docs/recall.md, "Adjacent turns").
 SESSION_REACH = 2
+# The context weight of a turn that joined only by its place beside the best candidates
+# (graph/ops/recall/adjacent.py): neither side found it, so its own score is a low similarity
+# and its place is most of its evidence. 0.25 (CONTEXT_WEIGHT) / 0.3 / 0.35 / 0.4 / 0.45 / 0.6
+# gave LoCoMo dev hybrid hit@10 0.788 / 0.795 / 0.804 / 0.797 / 0.796 / 0.792 (forward) with
+# bench/data/quality identical at every one (docs/recall.md, "Adjacent turns").
+JOINED_CONTEXT_WEIGHT = 0.35
 SEMANTIC_CUTOFF = 0.25
 # When the best keyword candidate holds this share of the query's information (idf-weighted
 # terms), the nearest-neighbour search is skipped: the keyword candidates are still fused with
@@ -195,13 +201,16 @@ def with_context(
     neighbours: Mapping[int, Sequence[int]],
     *,
     weight: float = CONTEXT_WEIGHT,
+    joined: Collection[int] = (),
+    joined_weight: float = JOINED_CONTEXT_WEIGHT,
 ) -> list[Fused]:
-    """Each candidate's relevance plus `weight` times the best relevance of its session
-    neighbours among the candidates (taken from the relevances before any is raised)."""
+    """Each candidate's relevance plus `weight` (`joined_weight` for the `joined` ones, the
+    turns brought in by their place alone) times the best relevance of its session neighbours
+    among the candidates (taken from the relevances before any is raised)."""
     relevance = {f.entity_id: f.relevance for f in fused}
     out = []
     for f in fused:
         near = [relevance[n] for n in neighbours.get(f.entity_id, ()) if n in relevance]
-        lift = weight * max(near) if near else 0.0
+        lift = (joined_weight if f.entity_id in joined else weight) * max(near) if near else 0.0
         out.append(Fused(f.entity_id, f.relevance + lift, f.source, f.reported) if lift else f)
     return out

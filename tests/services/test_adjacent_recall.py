@@ -120,3 +120,26 @@ def test_the_turns_two_writes_around_the_best_candidate_join_and_no_farther(
     }
     assert result["chat-asked"]["match"]["source"] == "keyword"
     assert result["chat-same-speaker"]["match"]["source"] == "semantic"
+
+
+def test_the_turns_that_joined_are_the_ones_fusion_lifts_by_the_joined_weight(
+    recipe_conversation: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, set[int]] = {}
+    with_context = fusion.with_context
+
+    def spy(*args: Any, **kwargs: Any) -> list[fusion.Fused]:
+        seen["joined"] = set(kwargs.get("joined", ()))
+        return with_context(*args, **kwargs)
+
+    monkeypatch.setattr(fusion, "with_context", spy)
+    recall("lemon cake recipe", tag="conv:friends")
+
+    ids = dict(Entity.objects.values_list("id", "name"))
+    # Every turn but the one candidate came in by its place alone.
+    assert {ids[i] for i in seen["joined"]} == {
+        "chat-bike",
+        "chat-weather",
+        "chat-reply",
+        "chat-same-speaker",
+    }

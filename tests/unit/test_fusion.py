@@ -89,3 +89,17 @@ def test_context_lifts_a_candidate_by_its_best_session_neighbour_among_the_candi
         ("semantic", 0.3),
         ("keyword", 0.2),
     ]
+
+
+def test_a_turn_that_joined_by_its_place_is_lifted_by_the_joined_weight() -> None:
+    fused = [
+        fusion.Fused(1, 0.8, "keyword", 0.8),
+        fusion.Fused(2, 0.1, "semantic", 0.3),  # a candidate beside 1
+        fusion.Fused(3, 0.1, "semantic", 0.3),  # joined only by its place beside 1
+    ]
+    lifted = {f.entity_id: f for f in fusion.with_context(fused, {2: [1], 3: [1]}, joined={3})}
+
+    assert fusion.JOINED_CONTEXT_WEIGHT > fusion.CONTEXT_WEIGHT
+    assert lifted[2].relevance == pytest.approx(0.1 + fusion.CONTEXT_WEIGHT * 0.8)
+    assert lifted[3].relevance == pytest.approx(0.1 + fusion.JOINED_CONTEXT_WEIGHT * 0.8)
+    assert (lifted[3].source, lifted[3].reported) == ("semantic", 0.3)

@@ -152,9 +152,10 @@ def entity_recall(
         if side.ran
         else [fusion.Fused(i, kw, "keyword", kw) for i, kw in keyword.items()]
     )
+    joined: list[fusion.Fused] = []
     if side.ran and fused:
         assert side.generation is not None and side.query is not None
-        fused += adjacent_candidates(
+        joined = adjacent_candidates(
             [r.entity_id for r in rank_fused(fused, inputs)],
             inputs,
             weight=fusion.fusion_weight(covered, similarity),
@@ -163,6 +164,7 @@ def entity_recall(
             filters=filters,
             now=now,
         )
+        fused += joined
     pieces: dict[int, bytes] = {}
     maxsims: dict[int, float] = {}
     if (
@@ -178,7 +180,9 @@ def entity_recall(
             fused, pieces, side.pieces, best_coverage, most_relevant
         )
     fused = fusion.with_context(
-        fused, Entity.objects.session_neighbours(list(inputs), reach=fusion.SESSION_REACH)
+        fused,
+        Entity.objects.session_neighbours(list(inputs), reach=fusion.SESSION_REACH),
+        joined={f.entity_id for f in joined},
     )
     ranked = [r.entity_id for r in rank_fused(fused, inputs)]
     if side.ran and side.pieces:
