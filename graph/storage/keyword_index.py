@@ -472,14 +472,25 @@ class KeywordIndexQueries(models.Manager):
         if not entity_ids:
             return {}
         steps = range(1, reach + 1)
-        probe = set(entity_ids) | {i + s * d for i in entity_ids for d in steps for s in (-1, 1)}
+        given = set(entity_ids)
+        if beyond:
+            probe = given | {i + s * d for i in given for d in steps for s in (-1, 1)}
+        else:
+            # Among the given only: their own tags, and those of the memories between two of
+            # them within reach (the run must be unbroken), not every id around each one.
+            probe = given | {
+                between
+                for i in given
+                for d in steps[1:]
+                if i + d in given
+                for between in range(i + 1, i + d)
+            }
         tags: dict[int, set[str]] = {}
         # A recall's candidates are a few dozen: far below SQLite's variable limit.
         with cursor() as cur:
             cur.execute(_SQL_ACTIVE_TAGS_OF.format(ids=placeholders(len(probe))), sorted(probe))
             for entity_id, name in cur.fetchall():
                 tags.setdefault(entity_id, set()).add(name)
-        given = set(entity_ids)
         out: dict[int, list[int]] = {}
         for i in entity_ids:
             if i not in tags:
