@@ -7,8 +7,9 @@ candidate by its neighbours' relevance, but only among the candidates, and such 
 often neither a keyword match nor a near vector. So the session neighbours of the first
 SOURCES in the fused ranking (up to fusion.SESSION_REACH writes away) join the candidates:
 scored by their own similarity to the query as a vector neighbour is, then lifted by the
-context like every candidate. They compete with the rest on that score; nothing is placed by
-rule. Measured on both quality sets
+session context, by fusion.JOINED_CONTEXT_WEIGHT of their best neighbour's relevance (their
+place is most of their evidence). They compete with the rest on that score; nothing is placed
+by rule. Measured on both quality sets
 (docs/recall.md, "Adjacent turns"). Keyword-only recall has no similarity to score them by,
 so it only re-ranks its candidates.
 """
