@@ -12,9 +12,9 @@ is decided here, once (DESIGN §3).
 prose and may be reworded.
 
 Bad input reaches this module as a `MemeshError` already: operations turn pydantic's
-ValidationError into InvalidInput where they parse (graph/ops/operation.py). A raw ValidationError
-arriving here is an output model failing, a server bug, so it is `server.internal` like any
-other unexpected exception.
+ValidationError into InvalidInput where they parse (graph/ops/kit/operation.py). A raw
+ValidationError arriving here is an output model failing, a server bug, so it is
+`server.internal` like any other unexpected exception.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from typing import Any
 from django.core.exceptions import DisallowedHost
 from rest_framework import exceptions as drf
 
+from core.json_limits import JSONTooDeep
 from graph.errors import MemeshError, StorageError
 from graph.storage.conditions import storage_error
-from memesh_site.json_limits import JSONTooDeep
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ def known_failure(exc: BaseException) -> Failure | None:
     if isinstance(exc, drf.APIException):
         return _drf_failure(exc)
     if isinstance(exc, JSONTooDeep):
-        # Raised by every transport's JSON decoding (memesh_site/json_limits.py) before a
+        # Raised by every transport's JSON decoding (core/json_limits.py) before a
         # parser could recurse out: bad input like any other.
         return Failure(400, "validation.bad-body", f"The JSON input {exc}")
     if isinstance(exc, DisallowedHost):

@@ -1,8 +1,8 @@
 """The directory a `memesh` command was started in, when `memesh serve` runs it for a CLI
-process (api/cli_runner.py sets it); None: this process's own working directory.
+process (api/cli/runner.py sets it); None: this process's own working directory.
 
 Its own module, with nothing but the standard library: the hook input's reader
-(api/hooks/payload.py) needs it before Django is set up (memesh_site/hook_entry.py).
+(api/hooks/payload.py) needs it before Django is set up (api/hooks/entry.py).
 """
 
 from __future__ import annotations

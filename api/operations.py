@@ -1,17 +1,17 @@
 """The operations the transports serve, in the order they list them: the graph's
-(graph/ops/registry.py), then the dream app's (the demo tour, proposals/demo.py; the
-work_package and improvement tools, proposals/work_package.py and proposals/improvement.py) and
-the agents app's (`message`, agents/operation.py), which graph cannot list itself (DESIGN §2:
+(graph/ops/registry.py), then the dream app's (the demo tour, dream/demo.py; the
+work_package and improvement tools, dream/work_package.py and dream/improvement.py) and
+the agents app's (`message`, messaging/operation.py), which graph cannot list itself (DESIGN §2:
 graph never imports proposals or agents). REST routes, the OpenAPI
 document, MCP's tools/list and `memesh export-schema` are generated from this one list.
 """
 
 from __future__ import annotations
 
-from agents import operation as agent_messages
+from dream import demo, improvement, work_package
 from graph.ops import registry
-from graph.ops.operation import Operation
-from proposals import demo, improvement, work_package
+from graph.ops.kit.operation import Operation
+from messaging import operation as agent_messages
 
 OPERATIONS: dict[str, Operation] = {
     **registry.OPERATIONS,

@@ -1,7 +1,7 @@
 """What memesh retired on purpose, and where each caller goes instead (the API reference's
 "consolidate — retired" and its /v1/verify row). One entry per retired feature, read by both
 its transports: POST /v1/<name> answers 410 `route.retired` with the REST pointer
-(api/views.py), and `memesh <name>` prints the CLI pointer and exits 1 — with --json the same
+(api/rest/views.py), and `memesh <name>` prints the CLI pointer and exits 1 — with --json the same
 failure envelope, `replacement` naming the command to use, on stderr. Neither is a 404 or a
 usage error: a script author reads the difference.
 """
@@ -9,11 +9,7 @@ usage error: a script author reads the difference.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
 
-from django.core.management.base import CommandParser
-
-from api.cli import MemeshCommand, fail
 from api.envelope import Failure
 
 RETIRED_CODE = "route.retired"
@@ -70,32 +66,3 @@ RETIRED: dict[str, Retired] = {
         cli_replacement=None,
     ),
 }
-
-
-class _AnyArguments(CommandParser):
-    """Takes whatever a script written before the retirement passes (`--name X`), so it gets
-    the pointer rather than a usage error."""
-
-    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
-        options, _ = self.parse_known_args(args, namespace)
-        return options
-
-
-class RetiredCommand(MemeshCommand):
-    """`memesh consolidate`, `memesh verify`: the pointer, exit 1."""
-
-    feature: ClassVar[str]  # the key of RETIRED
-    migrates = False  # never opens the database
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
-        parser = super().create_parser(prog_name, subcommand, **kwargs)
-        parser.__class__ = _AnyArguments
-        return parser
-
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument(
-            "--json", action="store_true", help="Print the failure envelope as JSON on stderr."
-        )
-
-    def handle(self, *args: Any, **options: Any) -> None:
-        fail(self, RETIRED[self.feature].cli_failure(), as_json=bool(options["json"]))

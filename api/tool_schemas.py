@@ -1,5 +1,5 @@
 """Tool definitions generated from the operation registry: one schema per operation feeds the
-MCP server (api/mcp_server.py), `memesh export-schema` and REST validation alike. Each
+MCP server (api/mcp_server/server.py), `memesh export-schema` and REST validation alike. Each
 operation carries its own facts (hints, whether it is a tool); this module only formats them.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from api.operations import tool_operations
-from graph.ops.operation import Operation
+from graph.ops.kit.operation import Operation
 
 
 def input_schema(operation: Operation) -> dict[str, Any]:

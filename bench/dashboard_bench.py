@@ -24,12 +24,12 @@ What it does:
    test client, logged in as a reviewer: the full request through the middleware, the view
    and its template, which is the server's time for the page (no network, no browser). Both
    in-process timings run after the heap is frozen as `memesh serve` freezes its own
-   (memesh_site/heap.py).
+   (core/heap.py).
 5. Prints a table (or JSON with --json) with the machine facts. The targets (p95 < 100 ms per
    data route, the full graph included; < 200 ms per page) are reported beside each figure,
    never asserted. The graph routes and the graph and project pages are timed twice: as a
    reader finds them between writes (their answers kept until the next commit,
-   graph/storage/kept.py), and cold, as the first read after a write finds them.
+   graph/storage/commit_cache.py), and cold, as the first read after a write finds them.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ TARGET_P95_MS = 100.0
 TARGET_PAGE_P95_MS = 200.0
 BENCH_REVIEWER = "bench-reviewer"
 # The routes and pages whose answers a thread keeps until the next commit
-# (graph/storage/kept.py): timed twice, as kept and cold (a row marked COLD_MARK).
+# (graph/storage/commit_cache.py): timed twice, as kept and cold (a row marked COLD_MARK).
 KEPT = ("graph", "graph?layer=work", "project")
 COLD_MARK = ", cold"
 REPO = Path(__file__).resolve().parent.parent
@@ -112,7 +112,7 @@ def seed(n: int, seed_value: int) -> None:
     from django.db import connection
     from tqdm import tqdm
 
-    from graph.ops.operation import CallContext
+    from graph.ops.kit.operation import CallContext
     from graph.ops.recall.access import flush_accesses
     from graph.ops.registry import OPERATIONS
 
@@ -162,9 +162,9 @@ def routes() -> list[tuple[str, str, dict[str, Any]]]:
 
 def _timed(call: Any, repeat: int, *, cold: bool) -> list[float]:
     """Seconds per call; `cold`: with what the thread keeps until the next commit
-    (graph/storage/kept.py) forgotten before each call, as the first call after a write
+    (graph/storage/commit_cache.py) forgotten before each call, as the first call after a write
     finds it."""
-    from graph.storage.kept import kept_clear
+    from graph.storage.commit_cache import kept_clear
 
     samples = []
     for _ in range(repeat):
@@ -178,7 +178,7 @@ def _timed(call: Any, repeat: int, *, cold: bool) -> list[float]:
 
 def time_operations(repeat: int) -> list[dict[str, Any]]:
     from api.operations import OPERATIONS
-    from graph.ops.operation import CallContext
+    from graph.ops.kit.operation import CallContext
 
     ctx = CallContext(source_host="http")
     out = []
@@ -218,7 +218,7 @@ def time_pages(repeat: int) -> list[dict[str, Any]]:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from api.management.commands.createreviewer import reviewer_create
+    from api.cli.management.commands.createreviewer import reviewer_create
 
     # Logged in by force_login; the password is only what a new account must have.
     reviewer_create(BENCH_REVIEWER, secrets.token_urlsafe(24))
@@ -332,8 +332,8 @@ def main(argv: list[str] | None = None) -> int:
 
         if not args.reuse:
             seed(args.entities, args.seed)
+        from core.heap import freeze_startup_heap
         from graph.ops.graph_view import graph_get
-        from memesh_site.heap import freeze_startup_heap
 
         report: dict[str, Any] = {
             "entities": Entity.objects.count(),
@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
             "repeat": args.repeat,
             "machine": facts.connected_machine(facts.git_commit(MEASURED_CODE)),
         }
-        # As `memesh serve` does once it has started (memesh_site/heap.py): this process's
+        # As `memesh serve` does once it has started (core/heap.py): this process's
         # heap then holds what a server's holds, not also the seeding's objects in every
         # full collection.
         freeze_startup_heap()

@@ -13,9 +13,9 @@ here, printed with the ratios, never asserted.
 Every hook, and `memesh --help`, `remember` and `recall`, is timed four ways, interleaved
 (served, mcp, alone, peer, served, …) so drift in the machine's load spreads over all four:
 - `served`: as the default install runs it, `memesh serve` running on the home (which runs
-  the hook for the process: memesh_site/cli_forward.py, stdin carried with the request);
+  the hook for the process: api/cli/forward.py, stdin carried with the request);
 - `mcp`: without `memesh serve`, the session's `memesh mcp` running on the home, as an agent
-  host keeps it (api/cli_host.py). Both run on the one home here: the mcp runs' environment
+  host keeps it (api/cli/host.py). Both run on the one home here: the mcp runs' environment
   adds MEMESH_MCP_RUNS_CLI=true, which the server's lacks, so only the MCP process answers
   them (a command is forwarded only to a process of its own MEMESH_* environment);
 - `alone`: MEMESH_CLI_LOCAL=1, the whole hook in its own process, as without a server;
@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import http_bench, import_areas, peer_servers
-from memesh_site.hook_outcomes import OUTCOMES_FILENAME
+from core.hook_outcomes import OUTCOMES_FILENAME
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "hooks"
@@ -133,7 +133,7 @@ class Bench:
 
     def start_mcp(self) -> subprocess.Popen[bytes]:
         """`memesh mcp` on the home, initialized, taking the mcp runs' commands once its
-        record is written (api/cli_host.py)."""
+        record is written (api/cli/host.py)."""
         child = subprocess.Popen(
             [str(peer_servers.memesh_bin()), "mcp"], cwd=self.repo, env=self.env("mcp"),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

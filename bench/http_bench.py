@@ -78,7 +78,7 @@ def seed_here(n: int, embedder: str) -> None:
     from django.core.management import call_command
 
     from graph.indexing import vectors
-    from graph.ops.operation import CallContext
+    from graph.ops.kit.operation import CallContext
     from graph.ops.registry import OPERATIONS
 
     call_command("migrate", verbosity=0)

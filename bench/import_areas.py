@@ -31,10 +31,10 @@ AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "graph write path (remember, capture, feedback)",
         (
             "graph.ops.remember",
-            "graph.ops.capture",
-            "graph.ops.commit_capture",
+            "graph.capture.capture",
+            "graph.capture.commit_capture",
             "graph.ops.feedback",
-            "graph.ops.writes",
+            "graph.ops.kit.writes",
         ),
     ),
     ("graph operations (other)", ("graph.ops",)),

@@ -64,7 +64,7 @@ def writer(proc: int, count: int, start_file: Path, profile: bool) -> None:
     django.setup()
     from django.db import connection
 
-    from graph.ops.operation import CallContext
+    from graph.ops.kit.operation import CallContext
     from graph.ops.registry import OPERATIONS
 
     remember = OPERATIONS["remember"]

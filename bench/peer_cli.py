@@ -7,7 +7,7 @@ worker leaves, so `recall` pays for what a user's recall pays for (the query's e
 the peer's home is its CLI's own, keyword-only by default.
 
 memesh is measured twice: as the default install runs it, with `memesh serve` running on the
-home (which runs short commands for the CLI: memesh_site/cli_forward.py), and alone
+home (which runs short commands for the CLI: api/cli/forward.py), and alone
 (MEMESH_CLI_LOCAL=1: the whole command in its own process, as without a server). The ratios
 and the target use the first.
 """

@@ -98,7 +98,7 @@ def load(name: str) -> list[dict[str, Any]]:
 def seed(memories: list[dict[str, Any]], reuse: bool) -> dict[str, float]:
     from graph.indexing import vectors
     from graph.models import Entity
-    from graph.ops.operation import CallContext
+    from graph.ops.kit.operation import CallContext
     from graph.ops.registry import OPERATIONS
 
     facts: dict[str, float] = {}

@@ -130,7 +130,7 @@ def measure_queries(
     from django.db import connection
 
     from graph.models import Entity
-    from graph.ops.fields import DEFAULT_RECALL_LIMIT
+    from graph.ops.kit.fields import DEFAULT_RECALL_LIMIT
     from graph.ops.recall.selector import CANDIDATE_FACTOR, MIN_CANDIDATES
     from graph.ops.registry import OPERATIONS
     from graph.search import text
@@ -353,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     from django.core.management import call_command
 
     from graph.models import Entity
-    from graph.ops.operation import CallContext
+    from graph.ops.kit.operation import CallContext
 
     try:
         call_command("migrate", verbosity=0)

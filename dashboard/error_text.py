@@ -41,13 +41,13 @@ ERROR_SENTENCES: dict[str, str] = {
     "setup.invalid-config": "The host's configuration file is not valid, so it was left alone.",
     "setup.config-changed": "The host's configuration changed while it was being edited.",
     "setup.cannot-write": "The host's configuration file cannot be written.",
-    # Agents talking to each other (agents/errors.py).
+    # Agents talking to each other (messaging/errors.py).
     "validation.bad-recipient": "That recipient id is not usable: too long or shaped like a path.",
     "recipient_unavailable": "No live agent is registered under that recipient to deliver to.",
     "native_message_too_large": "The message is too large to hand to a running session.",
     "message.payload-too-large": "The message's content is over the 64 KiB limit.",
     "intended_for_other_session": "That message is meant for another session of the agent.",
-    # The agents' review tools (proposals/agent_errors.py).
+    # The agents' review tools (proposals/errors.py).
     "review.human-only": "Only a person accepts or rejects this, in the review page or the CLI.",
     "work_package.no-workspace-root": "No workspace folder with Claude Code sessions was given.",
     "work_package.ambiguous-workspace-root": (

@@ -16,10 +16,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from dashboard.error_text import error_sentence
+from dream import config
 from graph.errors import MemeshError
-from graph.ops.operation import CallContext
-from proposals import config
-from proposals.review_views import HtmxHttpRequest, reviewer_required
+from graph.ops.kit.operation import CallContext
+from proposals.permissions import HtmxHttpRequest, reviewer_required
 
 __all__ = ["DASHBOARD_CONTEXT", "HtmxHttpRequest", "dashboard_required", "page", "refused"]
 

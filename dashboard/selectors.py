@@ -1,6 +1,6 @@
 """What the pages read beyond the operations' answers, through the graph's own manager
 methods, one snapshot each: for the memory page, the versions a `replace` kept and the trust
-history, which every read leaves out of `metadata` (graph/ops/entity_view.py) but export and
+history, which every read leaves out of `metadata` (graph/ops/kit/entity_view.py) but export and
 memory_list carry; for the project page, the listed work items in recall's shape (the graph
 view's light nodes carry no observations nor `why`)."""
 
@@ -12,8 +12,8 @@ from typing import Any
 
 from graph.errors import NotFound
 from graph.models import Entity
-from graph.ops.entity_view import EntityOutput, entity_outputs
-from graph.ops.trust.rules import HISTORY_KEY
+from graph.ops.kit.entity_view import EntityOutput, entity_outputs
+from graph.ops.kit.trust.rules import HISTORY_KEY
 from graph.storage.cursor import read_snapshot
 
 REPLACED_KEY = "replaced_history"

@@ -2,7 +2,21 @@
 
 from django.urls import path
 
-from dashboard import views_graph, views_home, views_memories, views_project, views_settings
+from dashboard.views import (
+    graph as views_graph,
+)
+from dashboard.views import (
+    home as views_home,
+)
+from dashboard.views import (
+    memories as views_memories,
+)
+from dashboard.views import (
+    project as views_project,
+)
+from dashboard.views import (
+    settings as views_settings,
+)
 
 app_name = "dashboard"
 

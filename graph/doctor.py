@@ -3,31 +3,27 @@ what state the vector index is in, and whether both indexes agree with the memor
 (graph/indexing/consistency.py); `fix()` is `memesh doctor --fix`. The vector index's state is
 read by graph/status.py, which `memesh status` summarises too.
 
-The checks leave here redacted (memesh_site/redact.py: the embedder's key literally, key-shaped
+The checks leave here redacted (core/redact.py: the embedder's key literally, key-shaped
 text, home paths), so `memesh doctor`, `--json` and GET /v1/doctor mask the same.
 
-`integration_checks()` is the Integrations section: whether memesh is set up in each agent host
-and whether what the host would run exists and is this memesh (memesh_site/hosts/health.py).
-They report under `integrations`, beside `checks`, and never fail the doctor: a host set up
-wrongly is a warning, one never set up is fine."""
+The Integrations section (whether memesh is set up in each agent host) is hosts/health.py's
+`integration_checks()`, reported in the same `Check` shape under `integrations`."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from django.db import connection
 
+from core.redact import MASK, redact, url_without_credentials
 from graph.embedding import provider
 from graph.embedding.base import EmbedderError
 from graph.embedding.config import load_config
 from graph.indexing import consistency, vectors
 from graph.models import Entity
-from graph.ops.writes import request_embedding
+from graph.ops.kit.writes import request_embedding
 from graph.status import vector_index_state
-from memesh_site.hosts.health import host_health
-from memesh_site.redact import MASK, redact, url_without_credentials
 
 
 @dataclass
@@ -189,14 +185,6 @@ def fix() -> consistency.RepairReport:
     if report.embedding_requested:
         request_embedding()
     return report
-
-
-def integration_checks(project_dir: Path | None = None) -> list[Check]:
-    """One check per agent host; `project_dir`: the repository whose own host files
-    (`memesh setup --project`) are checked too (the CLI passes its directory's)."""
-    return [
-        Check(h.host, h.status, redact(h.detail), redact(h.data)) for h in host_health(project_dir)
-    ]
 
 
 def as_json(checks: list[Check], integrations: list[Check] | None = None) -> dict[str, Any]:

@@ -57,7 +57,7 @@ class Entity(models.Model):
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     # 0..1, an input of remember (default by trust status); raised only by `observe`, never
-    # by appending, importing or accepting a derived memory (graph/ops/trust/).
+    # by appending, importing or accepting a derived memory (graph/ops/kit/trust/).
     confidence = models.FloatField(default=HYPOTHESIS_CONFIDENCE)
     access_count = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
@@ -72,7 +72,7 @@ class Entity(models.Model):
     # Hash of the text its vector is built from (name, title, observations), kept by
     # index_sync: an entity whose vector carries another hash is waiting to be embedded.
     embedding_hash = models.CharField(max_length=32, blank=True, default="")
-    # --- provenance and trust (migration 0005; graph/ops/trust/ holds the rules) ----------
+    # --- provenance and trust (migration 0005; graph/ops/kit/trust/ holds the rules) ----------
     trust = models.CharField(
         max_length=16, choices=TrustStatus.choices, default=TrustStatus.HYPOTHESIS
     )

@@ -19,12 +19,12 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.db.models import Count
 
+from core.redact import redact
 from graph.embedding import provider
 from graph.indexing import vectors
 from graph.indexing.vectors import LAST_ERROR_KEY, STAGING_KEY, Generation, UnreadableMarker
 from graph.models import Entity, EntityVector, MetaEntry, Status, Tag
 from graph.project_tags import PROJECT_TAG_PREFIX, project_of
-from memesh_site.redact import redact
 
 
 @dataclass(frozen=True)

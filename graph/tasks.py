@@ -1,6 +1,6 @@
 """Celery tasks: thin transports, each calling one function that also runs without a worker.
 
-The write services enqueue `embed_pending_task` after commit (graph.ops.writes); this module
+The write services enqueue `embed_pending_task` after commit (graph.ops.kit.writes); this module
 imports nothing above graph.indexing.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from celery.signals import worker_ready
 
-from memesh_site.celery import app
+from core.task_queue import app
 
 
 # Bound to memesh's app explicitly (not shared_task): processes that never queue work —

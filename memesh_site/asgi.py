@@ -1,6 +1,6 @@
 """ASGI entry point: MCP streamable HTTP at /mcp, Django (in a thread pool) for everything else.
 
-Django's own ASGI handler runs every sync view on one shared thread; memesh_site/wsgi_bridge.py
+Django's own ASGI handler runs every sync view on one shared thread; api/edge/wsgi_bridge.py
 runs them on a pool, so requests proceed in parallel (SQLite WAL serves concurrent readers).
 
 The MCP session manager keeps its sessions in a task group that lives for the whole server,
@@ -8,10 +8,10 @@ entered through ASGI lifespan (`memesh serve` runs uvicorn with lifespan on). Dj
 a lifespan event: its behaviour is what it was before /mcp existed.
 
 On a remote (non-loopback) listener every /v1 and /mcp request must carry the bearer token;
-the check (memesh_site/remote_auth.py) runs here, before the body is read.
+the check (api/edge/remote_auth.py) runs here, before the body is read.
 
 `memesh serve --workers N` imports this module in each of N processes; with more than one,
-/mcp runs stateless (memesh_site/mcp_http.py explains why and what that keeps).
+/mcp runs stateless (api/mcp_server/http.py explains why and what that keeps).
 """
 
 import asyncio
@@ -23,17 +23,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from memesh_site import (
-    cli_forward,
-    json_limits,
-    lifecycle,
-    mcp_http,
-    rate_limit,
-    remote_auth,
-    request_activity,
-)
-from memesh_site.env import envint
-from memesh_site.heap import freeze_startup_heap
+from api.cli import forward as cli_forward
+from api.edge import rate_limit, remote_auth
+from api.mcp_server import http as mcp_http
+from core import json_limits, lifecycle, request_activity
+from core.env import envint
+from core.heap import freeze_startup_heap
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memesh_site.settings")
 
@@ -41,11 +36,11 @@ from django.conf import settings
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from api.edge.wsgi_bridge import WSGIBridge
 from api.envelope import Failure
 from memesh_site.wsgi import application as wsgi_application  # sets Django up
 
-from api import direct as direct_routes  # isort: skip  (it loads models: after the setup)
-from memesh_site.wsgi_bridge import WSGIBridge
+from api.rest import fast_path as direct_routes  # isort: skip  (it loads models: after the setup)
 
 MCP_PATH = "/mcp"
 # Set by `memesh serve` for the application it starts, after its own settings loaded (so read
@@ -83,7 +78,7 @@ class MemeshApplication:
 
     def __init__(self, django_app: Any) -> None:
         # Imported here, after django.setup(): the MCP server loads the registry and its models.
-        from api.mcp_server import build_server
+        from api.mcp_server.server import build_server
         from graph.project import project_id
 
         self.django_app = django_app
@@ -97,7 +92,7 @@ class MemeshApplication:
             stateless=self.stateless,
         )
         self.mcp_running = False
-        # Set by `memesh serve` (memesh_site/cli_forward.py): without it no command is run.
+        # Set by `memesh serve` (api/cli/forward.py): without it no command is run.
         self.cli_token = os.environ.get(cli_forward.TOKEN_ENV, "")
 
     @asynccontextmanager
@@ -114,7 +109,7 @@ class MemeshApplication:
             await self.route(scope, receive, send)
             return
         # The background worker waits for a quiet moment before each model call
-        # (memesh_site/request_activity.py): it sees this request's start and its end.
+        # (core/request_activity.py): it sees this request's start and its end.
         request_activity.note_request()
         try:
             await self.route(scope, receive, send)
@@ -175,8 +170,8 @@ class MemeshApplication:
 
     async def handle_cli(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A `memesh` command forwarded by a CLI process of this machine's user
-        (memesh_site/cli_forward.py). Anyone else gets the 404 of a path that does not exist."""
-        from api.cli_runner import CLI_THREAD, BadRequest, parse_request, run_command
+        (api/cli/forward.py). Anyone else gets the 404 of a path that does not exist."""
+        from api.cli.runner import CLI_THREAD, BadRequest, parse_request, run_command
 
         headers = dict(scope.get("headers") or [])
         supplied = headers.get(cli_forward.TOKEN_HEADER.lower().encode(), b"")
@@ -224,7 +219,7 @@ class MemeshApplication:
         started = False
         try:
             async with self.running():
-                # Everything start-up builds is in place (memesh_site/heap.py says why).
+                # Everything start-up builds is in place (core/heap.py says why).
                 freeze_startup_heap()
                 await send({"type": "lifespan.startup.complete"})
                 _warm_up_in_background()

@@ -12,7 +12,8 @@ import gc
 import os
 import sys
 
-from memesh_site import cli_forward, hook_entry
+from api.cli import forward as cli_forward
+from api.hooks import entry as hook_entry
 
 
 def command_args(args: list[str]) -> list[str]:
@@ -44,10 +45,10 @@ def main(argv: list[str] | None = None) -> None:
     atexit.register(end_without_collecting)
     args = command_args(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"] and not set(args[1:]) & {"-h", "--help"}:
-        # Claude Code's hooks read stdin and never fail out loud (memesh_site/hook_entry.py).
+        # Claude Code's hooks read stdin and never fail out loud (api/hooks/entry.py).
         sys.exit(hook_entry.run(args))
     # A short command is run by the `memesh serve` of this home when one is running: it has
-    # Django and the model loaded already (memesh_site/cli_forward.py).
+    # Django and the model loaded already (api/cli/forward.py).
     status = cli_forward.forward(args)
     if status is not None:
         sys.exit(status)

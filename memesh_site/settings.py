@@ -1,7 +1,7 @@
 """memesh settings: one module, driven by MEMESH_* environment variables (docs/configuration.md).
 
 Every environment variable memesh reads is read here, once, through the typed readers of
-memesh_site/env.py (a bad value stops the process with its name); other modules read
+core/env.py (a bad value stops the process with its name); other modules read
 `django.conf.settings`. The exceptions are named where they are read: DJANGO_SETTINGS_MODULE
 (before settings exist), and what `memesh serve` hands to the application it starts after this
 module has loaded (MEMESH_SERVE_LISTENER, MEMESH_SERVE_PID, MEMESH_HTTP_WORKERS).
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memesh_site import paths
-from memesh_site.env import (
+from core import paths
+from core.env import (
     envbool,
     envbool_or_none,
     envfloat,
@@ -28,13 +28,13 @@ from memesh_site.env import (
 BASE_DIR = Path(__file__).resolve().parent.parent
 VERSION = "0.1.0"
 
-# Where memesh keeps its data (memesh_site/paths.py): MEMESH_HOME (0700) holds the database,
-# config.json (memesh_site/config_store.py), the signing key and the remote token.
-MEMESH_HOME = envpath("MEMESH_HOME", Path.home() / ".memesh")
+# Where memesh keeps its data (core/paths.py): MEMESH_HOME (0700) holds the database,
+# config.json (core/config_store.py), the signing key and the remote token.
+MEMESH_HOME = envpath("MEMESH_HOME", paths.default_home())
 MEMESH_DB_PATH = envpath("MEMESH_DB_PATH", MEMESH_HOME / paths.DB_FILENAME)
 
 # Where the agent hosts keep their configuration, read as each host reads it: `memesh setup`
-# writes there and `memesh doctor` checks it (memesh_site/hosts/). The hosts' own variables,
+# writes there and `memesh doctor` checks it (hosts/). The hosts' own variables,
 # not memesh's: Claude Code keeps `.claude.json` inside CLAUDE_CONFIG_DIR when that is set.
 CLAUDE_CONFIG_DIR = envpath("CLAUDE_CONFIG_DIR", Path.home() / ".claude")
 CLAUDE_STATE_FILE = (
@@ -70,15 +70,20 @@ INSTALLED_APPS = [
     "rest_framework",
     "graph.apps.GraphConfig",
     "proposals.apps.ProposalsConfig",
-    "agents.apps.AgentsConfig",
+    "dream.apps.DreamConfig",
+    "review.apps.ReviewConfig",
+    "messaging.apps.MessagingConfig",
     "api.apps.ApiConfig",
+    "api.cli.apps.CliConfig",
+    "api.hooks.apps.HooksConfig",
+    "api.mcp_server.apps.McpServerConfig",
     "dashboard.apps.DashboardConfig",
 ]
 
 MIDDLEWARE = [
     # Outermost: nosniff / frame DENY / no-referrer on every response, errors included.
-    "api.middleware.SecurityHeadersMiddleware",
-    "api.middleware.BodySizeLimitMiddleware",
+    "api.rest.middleware.SecurityHeadersMiddleware",
+    "api.rest.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.common.CommonMiddleware",
     # The review UI (admin, /review/) is a session-cookie site. The REST API is untouched:
@@ -112,8 +117,8 @@ TEMPLATES = [
 
 DATABASES = {
     "default": {
-        # pysqlite3 (or sqlean) with sqlite-vec loaded on every connection: memesh_site/db.
-        "ENGINE": "memesh_site.db",
+        # pysqlite3 (or sqlean) with sqlite-vec loaded on every connection: core/db.
+        "ENGINE": "core.db",
         "NAME": str(MEMESH_DB_PATH),
         # Keep each server thread's connection: opening one loads sqlite-vec and sets the
         # PRAGMAs, which cost more than a whole recall.
@@ -129,7 +134,7 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# The body limit is enforced by api.middleware with the reference's 413 envelope; Django's own
+# The body limit is enforced by api.rest.middleware with the reference's 413 envelope; Django's own
 # limit is lifted so it never answers first with an HTML 400.
 MEMESH_MAX_BODY_BYTES = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = None
@@ -141,12 +146,12 @@ MEMESH_UPDATE_URL = envstr("MEMESH_UPDATE_URL", "").strip()
 
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["api.parsers.AnyContentJSONParser"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.negotiation.JSONOnly",
+    "DEFAULT_PARSER_CLASSES": ["api.rest.parsers.AnyContentJSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.rest.negotiation.JSONOnly",
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
-    "EXCEPTION_HANDLER": "api.errors.drf_exception_handler",
+    "EXCEPTION_HANDLER": "api.rest.errors.drf_exception_handler",
 }
 
 # Celery (DESIGN §10): the embedded default needs no service — a filesystem broker under
@@ -156,8 +161,8 @@ REST_FRAMEWORK = {
 CELERY_BROKER_URL = envstr("MEMESH_CELERY_BROKER", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue = paths.celery_broker_dir(MEMESH_HOME)
-    # kombu's filesystem transport with atomic message files (memesh_site/broker.py says why).
-    CELERY_BROKER_TRANSPORT = "memesh_site.broker:Transport"
+    # kombu's filesystem transport with atomic message files (core/broker.py says why).
+    CELERY_BROKER_TRANSPORT = "core.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # One folder in and out: producers and the worker share it.
         "data_folder_in": str(_queue / "queue"),
@@ -174,16 +179,16 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Writes within this window share one embedding task (graph/indexing/vectors.py: request_embedding).
 MEMESH_EMBED_DEBOUNCE_SECONDS = float(envstr("MEMESH_EMBED_DEBOUNCE_SECONDS", "0.5"))
 
-# Automatic dreams (proposals/dream_due.py, docs/dream.md): how often the worker's schedule
+# Automatic dreams (dream/due.py, docs/dream.md): how often the worker's schedule
 # asks whether a dream is due, in seconds (0: no schedule; the Stop hook still asks).
 MEMESH_DREAM_CHECK_SECONDS = envint("MEMESH_DREAM_CHECK_SECONDS", 3600)
-# Transcript mining (proposals/transcripts.py): Claude Code's folder, as Claude Code itself
+# Transcript mining (dream/transcripts.py): Claude Code's folder, as Claude Code itself
 # reads it (CLAUDE_CONFIG_DIR, else ~/.claude); its session transcripts are under projects/.
 CLAUDE_CONFIG_DIR = envpath("CLAUDE_CONFIG_DIR", Path.home() / ".claude")
 # The scheduled-mining switch: set, it wins over config.json's `transcriptMining`.
 MEMESH_TRANSCRIPT_MINING = envbool_or_none("MEMESH_TRANSCRIPT_MINING")
 
-# The SQLite driver and extension (memesh_site/db): MEMESH_SQLITE_DRIVER=sqlean forces the
+# The SQLite driver and extension (core/db): MEMESH_SQLITE_DRIVER=sqlean forces the
 # fallback driver; MEMESH_SQLITE_VEC_PATH loads another build of sqlite-vec.
 MEMESH_SQLITE_DRIVER = envstr("MEMESH_SQLITE_DRIVER", "")
 MEMESH_SQLITE_VEC_PATH = envstr("MEMESH_SQLITE_VEC_PATH", "")
@@ -200,7 +205,7 @@ MEMESH_EMBEDDER_TIMEOUT = envfloat_or_none("MEMESH_EMBEDDER_TIMEOUT")
 # onnxruntime threads of the local embedder (0: onnxruntime's own choice).
 MEMESH_EMBEDDER_THREADS = envint("MEMESH_EMBEDDER_THREADS", 0)
 
-# LLM providers (proposals/llm/providers.py): the read timeout of one attempt (≤ 0: the
+# LLM providers (dream/llm/providers.py): the read timeout of one attempt (≤ 0: the
 # default), and the endpoints used when config.json names none.
 MEMESH_LLM_TIMEOUT_SECONDS = envfloat("MEMESH_LLM_TIMEOUT_SECONDS", 60.0)
 MEMESH_ANTHROPIC_BASE_URL = envstr("MEMESH_ANTHROPIC_BASE_URL", "")
@@ -223,7 +228,7 @@ MEMESH_WORKER = envbool("MEMESH_WORKER", True)
 # requests a person or an agent is waiting for. 0 leaves it as started.
 MEMESH_WORKER_NICENESS = envint_within("MEMESH_WORKER_NICENESS", 10, 0, 19)
 # The longest the worker's local embedder waits, before each model call, for a moment with no
-# request at the server (memesh_site/request_activity.py); 0 never waits.
+# request at the server (core/request_activity.py); 0 never waits.
 MEMESH_WORKER_YIELD_SECONDS = envfloat("MEMESH_WORKER_YIELD_SECONDS", 0.5)
 # onnxruntime threads of the worker's local embedder when MEMESH_EMBEDDER_THREADS is unset
 # (0: the server's default, min(2, CPUs)). 1 leaves a core to the requests while they arrive,
@@ -242,15 +247,15 @@ MEMESH_RATE_LIMIT_PER_MINUTE = envfloat_or_none("MEMESH_RATE_LIMIT_PER_MINUTE")
 
 # The capture hooks (`memesh hook <event>`, api/hooks/): MEMESH_AUTO_CAPTURE=false stops every
 # hook write, =true allows them whatever config.json says; unset, the `autoCapture` key of
-# config.json decides (graph/ops/capture.py), and capture is on by default.
+# config.json decides (graph/capture/capture.py), and capture is on by default.
 MEMESH_AUTO_CAPTURE = envbool_or_none("MEMESH_AUTO_CAPTURE")
-# Who this session is to other agents (agents/, docs/messages.md): the principal id that
+# Who this session is to other agents (messaging/, docs/messages.md): the principal id that
 # `memesh mcp` registers under, the CLI sends and polls as, and the hooks show waiting
 # messages for. Checked where it is used, never here: an invalid id is refused with a
 # message, not a settings failure.
 MEMESH_RECIPIENT = envstr("MEMESH_RECIPIENT", "")
 # A `memesh mcp` process also runs the short CLI commands and hooks of its home while no
-# `memesh serve` does (api/cli_host.py): a session's hooks then skip Django's start-up.
+# `memesh serve` does (api/cli/host.py): a session's hooks then skip Django's start-up.
 MEMESH_MCP_RUNS_CLI = envbool("MEMESH_MCP_RUNS_CLI", True)
 
 # `memesh createreviewer`'s password when --password is not given.

@@ -7,12 +7,12 @@ from django.urls import include, path, re_path
 admin.autodiscover()
 
 urlpatterns = [
-    path("v1/", include("api.urls")),
-    # The peer-shaped compatibility routes, off unless `peerApi` is on (api/peer_views.py).
-    path("api/v1/", include("api.peer_urls")),
+    path("v1/", include("api.rest.urls")),
+    # The peer-shaped compatibility routes, off unless `peerApi` is on (api/rest/peer_views.py).
+    path("api/v1/", include("api.rest.peer_urls")),
     # The review UI for people (docs/review.md): Django admin and the HTMX review page.
     path("admin/", admin.site.urls),
-    path("review/", include("proposals.urls")),
+    path("review/", include("review.urls")),
     # The dashboard (docs/dashboard.md): the same login as the review page.
     path("dashboard/", include("dashboard.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -22,6 +22,6 @@ urlpatterns = [
     re_path(r"^static/(?P<path>.*)$", serve_static, {"insecure": True}),
 ]
 
-handler400 = "api.errors.bad_request"
-handler404 = "api.errors.route_not_found"
-handler500 = "api.errors.server_error"
+handler400 = "api.rest.errors.bad_request"
+handler404 = "api.rest.errors.route_not_found"
+handler500 = "api.rest.errors.server_error"

@@ -51,7 +51,7 @@ class Proposal(models.Model):
     # relation: {from, to, relation, verdict, rationale}; memory: {name, type, title?,
     # observations, tags, evidence?, source: {transcript, sessionId, turns, at, excerpt?}};
     # improvement: {title, description, origin}. A work package's result carries
-    # `origin: {by: "agent", host, packageId}` (proposals/work_package.py).
+    # `origin: {by: "agent", host, packageId}` (dream/work_package.py).
     proposed = models.JSONField(default=dict)
     llm_model = models.CharField(max_length=200, blank=True, default="")
     prompt_version = models.CharField(max_length=50, blank=True, default="")
@@ -151,7 +151,7 @@ class TaskStatus(models.TextChoices):
     FAILED = "failed"
 
 
-# The kind of a dream pass's TaskRun (proposals/tasks.py queues it; proposals/dream_due.py
+# The kind of a dream pass's TaskRun (dream/tasks.py queues it; dream/due.py
 # reads when the last one was queued, without importing Celery).
 DREAM_RUN_KIND = "dream_run"
 

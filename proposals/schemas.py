@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graph.errors import InvalidInput
-from graph.ops.validation_errors import describe_validation_error, first_field
+from graph.ops.kit.validation_errors import describe_validation_error, first_field
 
 MAX_REASON_CHARS = 500
 DEFAULT_WINDOW_DAYS = 14

@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from graph.errors import InvalidParameter, NotFound
 from graph.models import Entity, Observation, Status, Tag
-from graph.ops.trust.rules import facets_derived
-from graph.ops.trust.view import entity_trust, entity_unconfirmed
+from graph.ops.kit.trust.rules import facets_derived
+from graph.ops.kit.trust.view import entity_trust, entity_unconfirmed
 from proposals.models import (
     DREAM_RUN_KIND,
     Proposal,
@@ -33,7 +33,7 @@ STATUS_ALL = "all"
 STATUS_FILTERS = (*ProposalStatus.values, STATUS_ALL)
 PREVIEW_OBSERVATIONS = 3
 PREVIEW_CHARS = 200
-# TaskRun kinds of the dream flows (proposals/tasks.py: dream_run, dream_patterns,
+# TaskRun kinds of the dream flows (dream/tasks.py: dream_run, dream_patterns,
 # dream_conflicts); read by prefix so this module need not import Celery with the tasks.
 DREAM_KIND_PREFIX = "dream_"
 
@@ -167,8 +167,8 @@ def proposal_sources(proposal: Proposal) -> list[dict[str, Any]]:
 
 def proposal_accept_preview(proposal: Proposal) -> dict[str, Any] | None:
     """The trust an accept would give what the proposal creates (digest, pattern): always a
-    hypothesis derived from the sources still active (graph.ops.trust.rules.facets_derived); None
-    for a relation or an improvement proposal, which creates no memory."""
+    hypothesis derived from the sources still active (graph.ops.kit.trust.rules.facets_derived);
+    None for a relation or an improvement proposal, which creates no memory."""
     if proposal.kind in (ProposalKind.RELATION, ProposalKind.IMPROVEMENT):
         return None
     ids = [int(i) for i in proposal.source_ids or []]
@@ -284,7 +284,7 @@ def _dream_run(run: TaskRun) -> dict[str, Any]:
         "id": str(run.pk),
         "kind": run.kind,
         "status": run.status,
-        # Who queued it: "stop-hook" or "schedule" (proposals/dream_due.py); None for a run a
+        # Who queued it: "stop-hook" or "schedule" (dream/due.py); None for a run a
         # client asked for (POST /v1/dream/run {"async": true}).
         "trigger": (run.params or {}).get("trigger"),
         "errorCode": run.error_code or None,

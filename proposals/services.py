@@ -8,8 +8,8 @@ step) and the status change commit or roll back together. Every accept and rejec
 refused one, leaves a ProposalReview row saying who did it and from where.
 
 No confidence laundering (docs/trust.md): what an accept creates is a hypothesis derived from
-the proposal's sources (graph.ops.trust.rules.facets_derived: their minimum confidence, the union of
-their invalidation tags and conditions, one hop further, never observed). Accepting never
+the proposal's sources (graph.ops.kit.trust.rules.facets_derived: their minimum confidence, the
+union of their invalidation tags and conditions, one hop further, never observed). Accepting never
 promotes; only `observe` with a source does.
 """
 
@@ -29,10 +29,10 @@ from django.utils import timezone
 from graph.errors import InvalidInput, NotFound, OperationFailed
 from graph.models import Entity, Relation, Status
 from graph.ops.forget import ForgetInput, entity_forget
+from graph.ops.kit.trust.rules import facets_derived
 from graph.ops.remember.schema import RelationInput, RememberInput
 from graph.ops.remember.service import entity_remember
-from graph.ops.trust.rules import facets_derived
-from proposals.agent_errors import HumanReviewOnly
+from proposals.errors import HumanReviewOnly
 from proposals.models import (
     Proposal,
     ProposalKind,

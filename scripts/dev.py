@@ -92,7 +92,18 @@ def install_test_system_packages() -> None:
 
 
 # memesh's own packages: every memesh process (CLI, hook, server, worker) imports them.
-PACKAGES = ("memesh_site", "graph", "api", "agents", "proposals", "dashboard")
+PACKAGES = (
+    "core",
+    "memesh_site",
+    "graph",
+    "api",
+    "messaging",
+    "proposals",
+    "dream",
+    "review",
+    "dashboard",
+    "hosts",
+)
 
 
 def compile_bytecode() -> None:

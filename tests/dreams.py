@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission, User
 
+from core.config_store import config_path
+from dream.config import config_update
 from graph.models import Entity
-from memesh_site.config_store import config_path
-from proposals.config import config_update
 from proposals.models import Proposal
 from proposals.services import proposal_stage
 from tests.fakes.llm_servers import FakeLLMServer

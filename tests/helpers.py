@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph.models import Entity, Observation
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS
 
 CTX = CallContext(source_host="test")

@@ -66,7 +66,7 @@ VALID_CALLS: list[tuple[str, dict[str, Any]]] = [
         "improvement",
         {"action": "propose", "title": "t", "description": "d", "evidence": [1], "id": None},
     ),
-    # Agents talking to each other (agents/): the live agents of the bound project.
+    # Agents talking to each other (messaging/): the live agents of the bound project.
     ("message", {"action": "discover", "project": None}),
 ]
 

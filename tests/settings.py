@@ -45,5 +45,5 @@ CURSOR_DIR = _hosts_home / ".cursor"
 
 # The test database in memory, said outright: pytest-django's xdist support gives every worker a
 # file database named after NAME unless the test NAME is ":memory:" (it only recognises the
-# stock sqlite3 engine by name, not memesh_site.db).
+# stock sqlite3 engine by name, not core.db).
 DATABASES["default"]["TEST"] = {"NAME": ":memory:"}  # noqa: F405

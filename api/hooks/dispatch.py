@@ -2,7 +2,7 @@
 the handler's answer ever reaches the host.
 
 Any failure — bad input, a locked database, a bug — is recorded in MEMESH_HOME/
-hook-outcomes.jsonl (memesh_site/hook_outcomes.py: the event, the error's class and a
+hook-outcomes.jsonl (core/hook_outcomes.py: the event, the error's class and a
 redacted message, never the payload) and answered with silence: empty stdout, exit 0, so the
 agent is never blocked or shown a traceback. What a handler chose not to store (a secret, a
 skipped capture worth knowing about) is recorded there too.
@@ -16,8 +16,8 @@ from typing import cast
 
 from api.hooks.output import HookReply
 from api.hooks.payload import HookPayload, parse_payload
-from memesh_site import hook_outcomes
-from memesh_site.redact import redact_message
+from core import hook_outcomes
+from core.redact import redact_message
 
 # `memesh hook <event>`: the fixed interface the plugin's hooks file calls, and the module
 # (under api/hooks/) whose `handle` answers it. Named, not imported: a hook process imports

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from agents.messages import unacknowledged_ids, waiting_by_project
-from agents.principal import describe, principal_problem
-from agents.registrations import principal_ever_seen
 from api.hooks import session_state
+from messaging.messages import unacknowledged_ids, waiting_by_project
+from messaging.principal import describe, principal_problem
+from messaging.registrations import principal_ever_seen
 
 MAX_LISTED_IDS = 10
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from api.invocation import invocation_directory
+from core import json_limits
 from graph.project import project_id
-from memesh_site import json_limits
 
-# graph/ops/fields.py SessionId: visible ASCII, at most 128 characters.
+# graph/ops/kit/fields.py SessionId: visible ASCII, at most 128 characters.
 _SESSION_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
 
 

@@ -49,9 +49,9 @@ def capture_commit(payload: HookPayload) -> HookReply:
         return HookReply()
     # Imported for a commit only: most Bash calls are not one, and the capture path (git,
     # remember's write service and what it uses) is most of this hook's start-up.
-    from api.git_history import commit_facts
-    from graph.ops.capture import auto_capture_enabled
-    from graph.ops.commit_capture import CommitDropped, commit_capture
+    from graph.capture.capture import auto_capture_enabled
+    from graph.capture.commit_capture import CommitDropped, commit_capture
+    from graph.capture.git_history import commit_facts
 
     if not auto_capture_enabled():
         return HookReply()

@@ -11,10 +11,10 @@ from __future__ import annotations
 from api.hooks.output import HookReply, Note
 from api.hooks.payload import HookPayload
 from api.hooks.transcript import read_transcript, session_evidence
-from graph.ops.capture import auto_capture_enabled
-from graph.ops.clipping import clip
-from graph.ops.handoff import clean_reply, pick_reply
-from graph.ops.session_evidence import evidence_capture
+from graph.capture.capture import auto_capture_enabled
+from graph.capture.clipping import clip
+from graph.capture.handoff import clean_reply, pick_reply
+from graph.capture.session_evidence import evidence_capture
 
 EVENT = "PreCompact"
 STOOD_CHARS = 1500

@@ -2,9 +2,9 @@
 user's). Dispatched on `tool_name`:
 
 - Edit / Write / MultiEdit / NotebookEdit: what memesh remembers about the file
-  (graph/ops/file_context.py: memories tagged `file:<basename>` and close keyword hits for its
+  (graph/capture/file_context.py: memories tagged `file:<basename>` and close keyword hits for its
   path, at most five lines, fenced), once per file per session;
-- Bash: accepted lesson-guards (graph/ops/lesson_guards.py), a fenced warning citing each
+- Bash: accepted lesson-guards (graph/capture/lesson_guards.py), a fenced warning citing each
   lesson as [mem:id] when the command matches a recorded mistake, every time it does.
 Other tools: nothing. Reads only.
 """
@@ -17,8 +17,8 @@ from api.hooks import session_state
 from api.hooks.output import HookReply, context
 from api.hooks.payload import HookPayload
 from api.hooks.tools import EDIT_TOOLS
-from graph.ops.file_context import file_context
-from graph.ops.lesson_guards import command_guards
+from graph.capture.file_context import file_context
+from graph.capture.lesson_guards import command_guards
 
 EVENT = "PreToolUse"
 

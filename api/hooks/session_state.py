@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memesh_site import paths
+from core import paths
 
 STATE_FILENAME = "hook-sessions.json"
 MAX_SESSIONS = 50

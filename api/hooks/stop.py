@@ -6,12 +6,12 @@ others; its failure is recorded in hook-outcomes.jsonl):
    feedback.py `record_citations`: what recall returned to it and it did not cite becomes a
    miss) — feeding recall's impact factor;
 2. session evidence: what happened, bounded — files edited, errors and the fixes that followed
-   (graph/ops/session_evidence.py);
+   (graph/capture/session_evidence.py);
 3. the handoff: the exact project's, replaced by the latest long-enough cleaned reply
-   (graph/ops/handoff.py);
+   (graph/capture/handoff.py);
 4. note files: `~/.claude/projects/<slug>/memory/*.md` ingested, one memory per file
-   (graph/ops/note_files.py);
-5. the dream auto-trigger: a dream pass queued when one is due (proposals/dream_due.py),
+   (graph/capture/note_files.py);
+5. the dream auto-trigger: a dream pass queued when one is due (dream/due.py),
    never run here;
 6. the reminder: when this turn approved a plan, answered a question, committed, or turned a
    test red then green, with no remember / learn call and no note-file change, one line
@@ -39,12 +39,12 @@ from api.hooks.transcript import (
     session_evidence,
     turn_signals,
 )
-from graph.ops.capture import auto_capture_enabled
+from core import hook_outcomes
+from graph.capture.capture import auto_capture_enabled
+from graph.capture.handoff import handoff_replace
+from graph.capture.note_files import NoteFilesResult, note_files_ingest
+from graph.capture.session_evidence import evidence_capture
 from graph.ops.feedback import record_citations
-from graph.ops.handoff import handoff_replace
-from graph.ops.note_files import NoteFilesResult, note_files_ingest
-from graph.ops.session_evidence import evidence_capture
-from memesh_site import hook_outcomes
 
 EVENT = "Stop"
 MAX_CITING_CHARS = 200_000
@@ -116,7 +116,7 @@ def handle(payload: HookPayload) -> HookReply:
         )
 
     def dream() -> None:
-        from proposals.dream_due import enqueue_dream_if_due
+        from dream.due import enqueue_dream_if_due
 
         enqueue_dream_if_due(trigger="stop-hook")
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from api.hooks.tools import COMMIT_COMMAND, COMMIT_LINE, EDIT_TOOLS
-from graph.ops.session_evidence import ErrorSignal, FixSignal, SessionEvidence
+from graph.capture.session_evidence import ErrorSignal, FixSignal, SessionEvidence
 
 MAX_BYTES = 8 * 1024 * 1024
 SUBJECT_CHARS = 120

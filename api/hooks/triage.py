@@ -6,7 +6,7 @@ the input. Some calls need nothing more than the input and the settings:
   (api/hooks/post_tool_use.py);
 - UserPromptSubmit runs on every prompt, and only a "remember this" or a declared
   recipient's inbox needs the database (api/hooks/user_prompt_submit.py).
-For the events in QUICK, memesh_site/hook_entry.py asks `nothing_to_do` first and, when the
+For the events in QUICK, api/hooks/entry.py asks `nothing_to_do` first and, when the
 answer is yes, answers as the handler would: nothing on stdout, exit 0, nothing recorded.
 
 When unsure — another event, arguments besides the event, input the full run refuses (not
@@ -14,7 +14,7 @@ JSON, too long: that run records the failure), a call with work — the hook run
 before. The decision is the handler module's own `has_work`, which its `handle` asks first,
 so the two cannot disagree. What such a call skips is only what it would not have used:
 Django's apps, and the migration check of the database (the next process that opens the
-database applies any migration). The settings are still loaded, by memesh_site/hook_entry.py,
+database applies any migration). The settings are still loaded, by api/hooks/entry.py,
 so a bad MEMESH_* value is recorded as it always is.
 """
 

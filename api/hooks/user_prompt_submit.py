@@ -1,5 +1,5 @@
 """UserPromptSubmit: a prompt that asks for something to be remembered ("remember that we
-deploy with fly.io") is stored as said (graph/ops/remember_intent.py), and the agent is told
+deploy with fly.io") is stored as said (graph/capture/remember_intent.py), and the agent is told
 so — with its name, so it does not store it twice (not its [mem:id]: writing that back would
 count as a citation of a memory nobody used yet). A request that names nothing ("remember
 this") only reminds the agent to call `remember` with what the conversation settled. Other
@@ -23,7 +23,7 @@ from django.conf import settings
 
 from api.hooks.output import HookReply, Note, context
 from api.hooks.payload import HookPayload
-from graph.ops.remember_intent import remember_intent
+from graph.capture.remember_intent import remember_intent
 
 EVENT = "UserPromptSubmit"
 
@@ -69,8 +69,11 @@ def _remember_reply(payload: HookPayload) -> HookReply:
     intent = remember_intent(payload.text("prompt"))
     if intent is None:
         return HookReply()
-    from graph.ops.capture import Captured, auto_capture_enabled  # the module docstring says why
-    from graph.ops.remember_intent import IntentDropped, remember_intent_capture
+    from graph.capture.capture import (
+        Captured,
+        auto_capture_enabled,
+    )  # the module docstring says why
+    from graph.capture.remember_intent import IntentDropped, remember_intent_capture
 
     if not intent.content:
         return HookReply(stdout=context(EVENT, f"MeMesh: {_ASK_AGENT}"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proposals.work_package_sources import digest_select, has_transcripts
+from dream.work_package_sources import digest_select, has_transcripts
 
 HEADING = "memesh work package"
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    # Every write imports this interface (graph/ops/writes.py asks the provider whether to
+    # Every write imports this interface (graph/ops/kit/writes.py asks the provider whether to
     # queue an embedding); only an embedder at work needs numpy, ~0.2 s to import.
     import numpy as np
 

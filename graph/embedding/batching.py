@@ -1,7 +1,7 @@
 """How many word pieces the worker's local embedder hands onnxruntime in one call.
 
 While requests arrive, calls stay small (SMALL_BUDGET): the worker waits for a quiet moment
-before each one (memesh_site/request_activity.py), and a small call is over soon if a request
+before each one (core/request_activity.py), and a small call is over soon if a request
 comes in the middle of it. Once the server has been idle for IDLE_SECONDS, only the backlog's
 throughput matters, and which batch size gives the most depends on the processor: on one
 2-core machine the workload's memories (~160 pieces) embedded 13–19 % faster six to a call

@@ -1,5 +1,5 @@
 """Which embedder memesh uses: the `embedder` section of MEMESH_HOME/config.json (owned and
-validated here, stored through memesh_site/config_store.py), overridden by these settings
+validated here, stored through core/config_store.py), overridden by these settings
 (environment variables read in memesh_site/settings.py):
 
     MEMESH_EMBEDDER            local (default) | ollama | openai | none
@@ -22,8 +22,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from core import config_store
 from graph.embedding.base import EmbedderConfig
-from memesh_site import config_store
 
 # The providers a user configures; `deterministic` is for the test suite only (environment).
 ConfiguredProvider = Literal["local", "ollama", "openai", "none"]

@@ -72,7 +72,7 @@ def use_threads(threads: int) -> None:
 
 def pace_local_embedder(pace: Callable[[], object]) -> None:
     """Have this process's local embedder call `pace` before each model call: the worker waits
-    there for a quiet moment of the server's (memesh_site/request_activity.py). Call it before
+    there for a quiet moment of the server's (core/request_activity.py). Call it before
     the embedder is built. Remote providers are not paced: their work is not on this CPU."""
     global _local_pace
     _local_pace = pace

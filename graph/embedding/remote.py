@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import numpy as np
 
-from memesh_site import json_limits
-from memesh_site.redact import redact_text
+from core import json_limits
+from core.redact import redact_text
 
 from .base import Embedder, EmbedderConfig, EmbedderError, normalise_rows
 
@@ -27,7 +27,7 @@ BACKOFF = (0.5, 1.0)  # waits before the 2nd and 3rd attempts when the server na
 MAX_RETRY_AFTER = 60.0
 BODY_SNIPPET = 200
 
-# The mark left where a secret was (memesh_site/redact.py masks; embedder errors say so in words).
+# The mark left where a secret was (core/redact.py masks; embedder errors say so in words).
 REDACTED = "[redacted]"
 
 

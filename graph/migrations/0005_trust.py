@@ -27,7 +27,7 @@ kind for activity types, semantic otherwise. Nothing is ever raised: a confidenc
 or lowered.
 
 The rules are written out here rather than imported: a migration must keep meaning what it
-meant when it ran, whatever graph/ops/trust/ becomes.
+meant when it ran, whatever graph/ops/kit/trust/ becomes.
 """
 
 from __future__ import annotations

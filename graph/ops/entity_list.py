@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from graph.errors import InvalidParameter, NotFound
 from graph.models import Entity, Status
-from graph.ops.entity_view import EntityOutput, entity_outputs
-from graph.ops.fields import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, MAX_TYPE, Output
-from graph.ops.validation_errors import describe_validation_error, first_field
+from graph.ops.kit.entity_view import EntityOutput, entity_outputs
+from graph.ops.kit.fields import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, MAX_TYPE, Output
+from graph.ops.kit.validation_errors import describe_validation_error, first_field
 
 # SQLite's OFFSET is a 64-bit integer; a larger one is a bad parameter, not a 500. Far past
 # any real graph, and offset + limit still fits.

@@ -37,7 +37,7 @@ from django.utils import timezone
 from pydantic import Field, model_validator
 
 from graph.models import Entity, Outcome, SessionOutcome
-from graph.ops.fields import (
+from graph.ops.kit.fields import (
     MAX_NOTE_CHARS,
     SESSION_ID_HELP,
     Output,
@@ -45,7 +45,7 @@ from graph.ops.fields import (
     StrictInput,
     field_error,
 )
-from graph.ops.operation import CallContext, Operation, ToolHints
+from graph.ops.kit.operation import CallContext, Operation, ToolHints
 from graph.ops.recall.access import OUTCOME_RETENTION, flush_accesses
 from graph.search.citations import cited_ids
 

@@ -11,12 +11,12 @@ from django.utils import timezone
 from pydantic import Field, model_validator
 
 from graph.models import Entity, Observation, Status
-from graph.ops.fields import Name, ObservationText, Output, StrictInput
-from graph.ops.operation import CallContext, Operation, ToolHints
-from graph.ops.trust.fields import ReasonText
-from graph.ops.trust.rules import FORGOTTEN_KEY, with_event
-from graph.ops.trust.view import iso_text
-from graph.ops.writes import entity_archive, index_after_write
+from graph.ops.kit.fields import Name, ObservationText, Output, StrictInput
+from graph.ops.kit.operation import CallContext, Operation, ToolHints
+from graph.ops.kit.trust.fields import ReasonText
+from graph.ops.kit.trust.rules import FORGOTTEN_KEY, with_event
+from graph.ops.kit.trust.view import iso_text
+from graph.ops.kit.writes import entity_archive, index_after_write
 
 
 class ForgetInput(StrictInput):

@@ -7,7 +7,7 @@ what a graph view draws and filters by — name, title, type, status, trust stat
 times, how many observations), written as JSON by SQLite
 (graph/storage/graph_reads.py) and sent as it comes (the operation's json_handler); Python
 readers parse that same text (graph_get). The content is the drill-down's and the memory's
-own page's: the evidence of one node comes in recall's shape (graph/ops/entity_view.py).
+own page's: the evidence of one node comes in recall's shape (graph/ops/kit/entity_view.py).
 
 - Full view: every entity whose type is not noise (graph/ops/entity_types.py NOISE_TYPES),
   most recently used (recalled or written) first, then the NOISE_CAP newest noise entities;
@@ -36,12 +36,12 @@ from pydantic_core import from_json
 from graph.errors import NotFound
 from graph.models import Entity
 from graph.ops.entity_types import EVIDENCES, NOISE_TYPES, WORK_TYPES
-from graph.ops.entity_view import EntityOutput, RelationOutput, built, entity_outputs
-from graph.ops.fields import Name, Output, StrictInput
-from graph.ops.operation import READ_ONLY, CallContext, Operation
-from graph.ops.trust.fields import TrustName
+from graph.ops.kit.entity_view import EntityOutput, RelationOutput, built, entity_outputs
+from graph.ops.kit.fields import Name, Output, StrictInput
+from graph.ops.kit.operation import READ_ONLY, CallContext, Operation
+from graph.ops.kit.trust.fields import TrustName
+from graph.storage.commit_cache import kept_until_commit
 from graph.storage.cursor import read_snapshot
-from graph.storage.kept import kept_until_commit
 
 NOISE_CAP = 200
 EVIDENCE_CAP = 200
@@ -154,7 +154,7 @@ class GraphRead:
 def graph_read(*, layer: str | None = None, max_nodes: int | None = None) -> GraphRead:
     """The full graph view, or the work layer with its evidence counts, in one snapshot; only
     its first `max_nodes` nodes when given (every relation still). Kept by this thread until
-    the next commit (graph/storage/kept.py): the dashboard asks for the same view page after
+    the next commit (graph/storage/commit_cache.py): the dashboard asks for the same view page after
     page, and reading it costs tens of milliseconds at 10k memories."""
     return kept_until_commit(
         (GRAPH_READ_KEY, layer, max_nodes), lambda: _graph_read(layer, max_nodes)

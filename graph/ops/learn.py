@@ -19,8 +19,8 @@ from pydantic import AfterValidator, Field
 
 from graph.errors import InvalidInput, NameInOtherProject
 from graph.models import Entity, Tag
-from graph.ops.fields import MAX_OBSERVATION_CHARS, Output, ProjectValue, StrictInput
-from graph.ops.operation import CallContext, Operation, ToolHints
+from graph.ops.kit.fields import MAX_OBSERVATION_CHARS, Output, ProjectValue, StrictInput
+from graph.ops.kit.operation import CallContext, Operation, ToolHints
 from graph.ops.remember.schema import RememberInput, Retag
 from graph.ops.remember.service import entity_remember, refuse_other_projects_name
 from graph.project import plain_name

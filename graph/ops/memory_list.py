@@ -7,7 +7,7 @@ their reasons). Each row is a memory as recall shows it plus its trust `history`
 observe, supersede, forget, and the migration's classification). A listing is not a match:
 no access is counted.
 
-It lists within the read's project scope, as recall does (graph/ops/scope.py): the bound
+It lists within the read's project scope, as recall does (graph/ops/kit/scope.py): the bound
 project's memories, those with no project and global ones; `scope` says which. The filters
 shared with recall are recall's own (EntityFilters.restrict), so the two never disagree on what
 a namespace, a tag, a trust status, expiry or a project keeps.
@@ -23,8 +23,8 @@ from django.utils import timezone
 from pydantic import Field
 
 from graph.models import Entity, Status, TrustStatus
-from graph.ops.entity_view import EntityOutput, entity_outputs
-from graph.ops.fields import (
+from graph.ops.kit.entity_view import EntityOutput, entity_outputs
+from graph.ops.kit.fields import (
     CROSS_PROJECT_HELP,
     DEFAULT_RECALL_LIMIT,
     MAX_RECALL_LIMIT,
@@ -35,11 +35,11 @@ from graph.ops.fields import (
     TagName,
     TypeName,
 )
-from graph.ops.operation import READ_ONLY, CallContext, Operation
-from graph.ops.scope import UNBOUND, ReadScope, ScopeOutput, read_scope
-from graph.ops.trust.fields import INCLUDE_EXPIRED_HELP, KindName
-from graph.ops.trust.rules import HISTORY_KEY
-from graph.ops.trust.view import STALE_AFTER_DAYS
+from graph.ops.kit.operation import READ_ONLY, CallContext, Operation
+from graph.ops.kit.scope import UNBOUND, ReadScope, ScopeOutput, read_scope
+from graph.ops.kit.trust.fields import INCLUDE_EXPIRED_HELP, KindName
+from graph.ops.kit.trust.rules import HISTORY_KEY
+from graph.ops.kit.trust.view import STALE_AFTER_DAYS
 from graph.storage.keyword_index import EntityFilters
 
 MAX_OFFSET = 10**12  # as GET /v1/entities: past any real graph, and SQLite's OFFSET fits it

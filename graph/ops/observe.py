@@ -18,12 +18,12 @@ from pydantic import Field
 
 from graph.errors import OperationFailed, SourceRequired
 from graph.models import Status, TrustStatus
-from graph.ops.fields import Output
-from graph.ops.memory_ref import MemoryRef
-from graph.ops.operation import CallContext, Operation, ToolHints
-from graph.ops.trust.fields import ConfidenceValue, SourceText, TrustName
-from graph.ops.trust.rules import with_event
-from graph.ops.trust.view import TrustOutput, entity_trust
+from graph.ops.kit.fields import Output
+from graph.ops.kit.memory_ref import MemoryRef
+from graph.ops.kit.operation import CallContext, Operation, ToolHints
+from graph.ops.kit.trust.fields import ConfidenceValue, SourceText, TrustName
+from graph.ops.kit.trust.rules import with_event
+from graph.ops.kit.trust.view import TrustOutput, entity_trust
 
 # What an observe without an explicit confidence adds (to at most 1.0).
 OBSERVE_STEP = 0.1

@@ -12,8 +12,8 @@ from django.db import transaction
 from pydantic import Field
 
 from graph.models import Entity
-from graph.ops.fields import Name, Output, StrictInput
-from graph.ops.operation import CallContext, Operation, ToolHints
+from graph.ops.kit.fields import Name, Output, StrictInput
+from graph.ops.kit.operation import CallContext, Operation, ToolHints
 
 PIN_KEY = "pin"
 

@@ -11,13 +11,13 @@ from django.conf import settings
 from django.db import connection
 from pydantic import Field
 
+from core.redact import redact
 from graph.embedding import provider
 from graph.embedding.base import EmbedderError
 from graph.indexing import vectors
 from graph.models import Entity, Status
-from graph.ops.fields import Output, StrictInput
-from graph.ops.operation import READ_ONLY, CallContext, Operation
-from memesh_site.redact import redact
+from graph.ops.kit.fields import Output, StrictInput
+from graph.ops.kit.operation import READ_ONLY, CallContext, Operation
 
 MAX_MESSAGE_CHARS = 1000
 

@@ -22,8 +22,8 @@ from typing import Literal
 from pydantic import Field, RootModel
 
 from graph.models import Entity
-from graph.ops.fields import Output, StrictInput
-from graph.ops.operation import READ_ONLY, CallContext, Operation
+from graph.ops.kit.fields import Output, StrictInput
+from graph.ops.kit.operation import READ_ONLY, CallContext, Operation
 from graph.project_tags import PROJECT_TAG_PREFIX
 
 LEGACY_LESSON_PREFIX = "lesson-"
@@ -89,7 +89,7 @@ def projects_list() -> ProjectsOutput:
 
 
 def render_mcp(result: ProjectsOutput) -> str:
-    """A tool's result is a JSON object, never a bare array (api/mcp_server.py)."""
+    """A tool's result is a JSON object, never a bare array (api/mcp_server/server.py)."""
     return json.dumps({"projects": result.model_dump(mode="json")}, ensure_ascii=False)
 
 

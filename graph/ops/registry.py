@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from graph.ops import (
     analytics,
-    analytics_pm,
     briefing,
     bundle,
     feedback,
@@ -19,7 +18,6 @@ from graph.ops import (
     learn,
     memory_list,
     observe,
-    patterns,
     pin,
     ping,
     projects,
@@ -30,7 +28,11 @@ from graph.ops import (
     task_state,
     why,
 )
-from graph.ops.operation import Operation
+from graph.ops import (
+    user_patterns as patterns,
+)
+from graph.ops.analytics import planning as analytics_pm
+from graph.ops.kit.operation import Operation
 
 OPERATIONS: dict[str, Operation] = {
     op.name: op

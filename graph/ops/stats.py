@@ -11,8 +11,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from graph.models import Entity
-from graph.ops.fields import Output, StrictInput
-from graph.ops.operation import READ_ONLY, CallContext, Operation
+from graph.ops.kit.fields import Output, StrictInput
+from graph.ops.kit.operation import READ_ONLY, CallContext, Operation
 from graph.storage.cursor import read_snapshot
 
 TYPE_CAP = 50

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from graph.errors import OperationFailed
 from graph.models import Entity, Status, Tag
-from graph.ops.fields import (
+from graph.ops.kit.fields import (
     MAX_OBSERVATIONS,
     MAX_TAGS,
     Name,
@@ -29,13 +29,13 @@ from graph.ops.fields import (
     TypeName,
     WhyText,
 )
-from graph.ops.memory_ref import MemoryRef
-from graph.ops.operation import CallContext, Operation, ToolHints, validated
-from graph.ops.remember.schema import RememberInput, RememberOutput
-from graph.ops.remember.service import RELATION_SUPERSEDES, entity_remember
-from graph.ops.trust.fields import (
+from graph.ops.kit.memory_ref import MemoryRef
+from graph.ops.kit.operation import CallContext, Operation, ToolHints, validated
+from graph.ops.kit.trust.fields import (
     ProvenanceInput,
 )
+from graph.ops.remember.schema import RememberInput, RememberOutput
+from graph.ops.remember.service import RELATION_SUPERSEDES, entity_remember
 
 
 class SupersedeInput(ProvenanceInput, MemoryRef):

@@ -20,8 +20,8 @@ from pydantic import Field
 
 from graph.errors import InvalidInput
 from graph.models import MetaEntry
-from graph.ops.fields import Output, StrictInput
-from graph.ops.operation import CallContext, Operation, ToolHints
+from graph.ops.kit.fields import Output, StrictInput
+from graph.ops.kit.operation import CallContext, Operation, ToolHints
 from graph.project_tags import project_of
 
 FieldName = Literal["goal", "next", "blocked", "done"]

@@ -24,9 +24,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from graph.models import Entity, Status
-from graph.ops.entity_view import EntityOutput, entity_outputs
-from graph.ops.fields import Output, StrictInput
-from graph.ops.operation import READ_ONLY, CallContext, Operation
+from graph.ops.kit.entity_view import EntityOutput, entity_outputs
+from graph.ops.kit.fields import Output, StrictInput
+from graph.ops.kit.operation import READ_ONLY, CallContext, Operation
 from graph.project_tags import project_tag
 
 SESSION_CAP = 200

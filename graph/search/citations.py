@@ -1,7 +1,7 @@
 """`[mem:<id>]` handles: how a memory is cited, and the one parser every path reads them with.
 
 A handle is the entity's id in square brackets after `mem:` — `[mem:42]` — as the briefing
-prints it after each memory line (graph/ops/briefing_render.py) and the agent guide asks an
+prints it after each memory line (graph/ops/briefing/render.py) and the agent guide asks an
 agent to write it back when a memory changed what it did. The feedback service
 (graph/ops/feedback.py) counts each cited id as a hit; `remember` and the Stop hook's
 transcript reach it through `cited_ids`. Pure Python, no Django.

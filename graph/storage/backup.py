@@ -19,8 +19,8 @@ from pathlib import Path
 from django.db import connection
 from django.db.backends.sqlite3.creation import DatabaseCreation
 
+from core.db.driver import Database
 from graph.errors import StorageBusy
-from memesh_site.db.driver import Database
 
 BACKUP_DEADLINE_SECONDS = 30
 _RETRIED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)  # the result codes backup() retries

@@ -1,4 +1,4 @@
-"""The export's reads (graph/ops/bundle_export.py): how many active entities a bundle holds,
+"""The export's reads (graph/ops/bundle/exporter.py): how many active entities a bundle holds,
 and each one's bundle entry as JSON text written by SQLite, EXPORT_CHUNK at a time.
 
 A full export answers with 10,000 entries, and building a dict per entry (plus its trust
@@ -6,7 +6,7 @@ block and relation dicts) and encoding them again cost most of its time (in proc
 ~100 ms to build, ~60 ms to encode, ~35 ms to parse every metadata JSON for one key). So each
 entry comes out of SQLite as one `json_object` (one row each), as the graph view's nodes do
 (graph/storage/graph_reads.py): the answer is those rows joined. `_ENTRY_JSON` is therefore
-the one serializer of the bundle entry; graph/ops/bundle_export.py's BundleEntity describes
+the one serializer of the bundle entry; graph/ops/bundle/exporter.py's BundleEntity describes
 it (for OpenAPI, the MCP tools and the Python readers, which parse it), and
 tests/services/test_bundle_json.py holds the two equal.
 

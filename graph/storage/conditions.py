@@ -4,7 +4,7 @@ opened (a read-only or missing directory).
 
 `storage_error` turns them into graph.errors' StorageError family, which every transport
 reports with a stable code (api/envelope.py) and which the import uses to tell a condition of
-the whole database from a bad entry (graph/ops/bundle_import.py).
+the whole database from a bad entry (graph/ops/bundle/importer.py).
 
 The driver's exception carries SQLite's result code (`sqlite_errorcode`, Python 3.11+'s
 sqlite3 and the pysqlite3/sqlean forks of it); the primary code is its low byte

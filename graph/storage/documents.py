@@ -240,7 +240,7 @@ class EntityDocument:
     tags: list[str] = field(default_factory=list)
     # (from name, to id, to name, type)
     relations: list[tuple[str, int, str, str]] = field(default_factory=list)
-    # Provenance and trust (graph/ops/trust/ reads them; times as ISO 8601 text, UTC).
+    # Provenance and trust (graph/ops/kit/trust/ reads them; times as ISO 8601 text, UTC).
     trust: str = "hypothesis"
     source: str | None = None
     invalidation_tag: str = ""

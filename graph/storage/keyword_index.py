@@ -556,7 +556,7 @@ _SQL_TAG_FILTER = (
 )
 
 
-# The trust filters (graph/ops/trust/): facts or hypotheses only; memories not expired by a
+# The trust filters (graph/ops/kit/trust/): facts or hypotheses only; memories not expired by a
 # time. Params: the trust status; the time (naive UTC, as stored).
 _SQL_TRUST_FILTER = " AND e.trust = ?"
 _SQL_UNEXPIRED_FILTER = " AND (e.expires_at IS NULL OR e.expires_at > ?)"
@@ -594,7 +594,7 @@ class EntityFilters:
     namespace: str | None = None
     tag: str | None = None
     project: str | None = None
-    # The trust filters (graph/ops/trust/): facts or hypotheses only; the memories not
+    # The trust filters (graph/ops/kit/trust/): facts or hypotheses only; the memories not
     # expired by this time (naive or aware UTC).
     trust: str | None = None
     unexpired_at: datetime | None = None

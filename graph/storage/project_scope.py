@@ -1,7 +1,7 @@
 """A read's project scope in SQL: the memories a read bound to a project may see.
 
 Those are the project's own (tag `project:<id>`), those filed under no project (no `project:`
-tag at all) and global ones (namespace `global`, whoever filed them). graph/ops/scope.py
+tag at all) and global ones (namespace `global`, whoever filed them). graph/ops/kit/scope.py
 decides when a read is bound, and to which project; this module only says it in SQL, once,
 for the raw queries of recall (`project_scope_sql`) and the ORM reads of the listing,
 briefing, user_patterns and export (`project_scope_condition`).

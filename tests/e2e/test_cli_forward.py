@@ -1,5 +1,5 @@
 """Short `memesh` commands are run by the `memesh serve` of their home when one is running
-(memesh_site/cli_forward.py): same output, exit status and project as in process, and in
+(api/cli/forward.py): same output, exit status and project as in process, and in
 process whenever the server cannot stand in for this process.
 
 A CLI process whose Django settings module does not exist cannot run a command itself, so
@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memesh_site import cli_forward
+from api.cli import forward as cli_forward
 from tests.processes import ROOT, memesh, memesh_env, serving
 
 NO_DJANGO = {"DJANGO_SETTINGS_MODULE": "memesh_tests.no_such_settings"}

@@ -58,9 +58,9 @@ CLI_COMMAND = {
 NO_CLI = {"graph", "graph_evidence", "analytics", "analytics_pm"}
 VOLATILE = {
     "exported_at", "created_at", "updated_at", "at", "last_accessed_at", "stated_at",
-    # The trust block's times (graph/ops/trust/), and the age measured from one of them.
+    # The trust block's times (graph/ops/kit/trust/), and the age measured from one of them.
     "last_observed_at", "unconfirmed_since", "expires_at", "observed_age_days",
-    # Messages between agents (agents/): a lease's end, and the random message ids.
+    # Messages between agents (messaging/): a lease's end, and the random message ids.
     "lease_expires_at", "message_id",
 }  # fmt: skip
 HOST_STAMP = "<transport>"
@@ -256,7 +256,7 @@ def test_rest_mcp_and_cli_give_the_same_data_and_error_codes(
         where = f"{name} {json.dumps(payload)[:80]}"
         if name == "user_patterns" and via_cli is not None and "data" in via_cli:
             # MCP's markdown is the CLI's rendering of the same JSON.
-            from graph.ops.patterns import UserPatternsOutput, render_markdown
+            from graph.ops.user_patterns import UserPatternsOutput, render_markdown
 
             # Both are bound to PROJECT: put back the binding the normalisation took out.
             bound = {"project": PROJECT, "all_projects": False}

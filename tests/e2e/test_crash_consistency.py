@@ -6,7 +6,7 @@ database itself — never after a fixed sleep — and then checks, through `meme
 user would run it, that the graph, the keyword index and the vec0 tables agree, and that the
 interrupted work completes when run again:
 
-- import commits IMPORT_CHUNK entries per transaction (graph/ops/bundle_import.py): a kill
+- import commits IMPORT_CHUNK entries per transaction (graph/ops/bundle/importer.py): a kill
   leaves whole chunks, each complete, and a rerun with the default `skip` finishes the rest;
 - reindex keeps what it staged (the reference's `memesh reindex`): the live index is untouched
   and the rerun resumes the same generation by text hash (`already_staged`);
@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from graph.ops.bundle_import import IMPORT_CHUNK
+from graph.ops.bundle.importer import IMPORT_CHUNK
 from tests.processes import PROCESS_DEADLINE, PROCS, ROOT, memesh_env, run_python
 
 pytestmark = pytest.mark.slow

@@ -1,5 +1,5 @@
 """Automatic dreams in real processes: `memesh worker` runs the dream schedule in a thread
-(proposals/dream_beat.py), here every second (MEMESH_DREAM_CHECK_SECONDS=1). Without an LLM
+(dream/beat.py), here every second (MEMESH_DREAM_CHECK_SECONDS=1). Without an LLM
 it queues nothing and records nothing; once config.json gains one — while the worker runs —
 the next tick queues a dream TaskRun with the trigger "schedule", which the worker runs against
 a fake OpenAI-compatible server. And `memesh dream run --from-transcripts` as a process: its
@@ -31,7 +31,7 @@ DIGEST = json.dumps({"name": "scheduled-week", "observations": ["the schedule dr
 COMMITS = """
 import django
 django.setup()
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS
 for i in range(10):
     OPERATIONS["remember"].run(

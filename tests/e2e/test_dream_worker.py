@@ -34,7 +34,7 @@ import json
 import django
 django.setup()
 from django.test import Client
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS
 for i in range(6):
     OPERATIONS["remember"].run(

@@ -25,7 +25,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 
-from api.openapi import ERROR_CODES
+from api.rest.openapi import ERROR_CODES
 from api.tool_schemas import tool_definitions
 from tests.processes import ROOT, StdioServer, memesh_env
 

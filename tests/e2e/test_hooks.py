@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
+from core.hook_outcomes import OUTCOMES_FILENAME
 from graph.project import project_id, project_line
-from memesh_site.hook_outcomes import OUTCOMES_FILENAME
 from tests.git_repos import GitRepo
 from tests.processes import PROCESS_DEADLINE, ROOT, memesh, memesh_env, read_rows, serving
 

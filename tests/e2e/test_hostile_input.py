@@ -31,14 +31,13 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, note, settings
 from hypothesis import strategies as st
 
-from api.openapi import ERROR_CODES
-
 # Every operation the transports serve: the agents app's `message` too (api/operations.py).
 from api.operations import OPERATIONS
-from graph.ops.bundle_entry import MAX_HISTORY_DEPTH
-from graph.ops.bundle_import import BundleEntry
-from graph.ops.operation import Operation
-from memesh_site.json_limits import MAX_JSON_DEPTH, nesting_depth
+from api.rest.openapi import ERROR_CODES
+from core.json_limits import MAX_JSON_DEPTH, nesting_depth
+from graph.ops.bundle.entry import MAX_HISTORY_DEPTH
+from graph.ops.bundle.importer import BundleEntry
+from graph.ops.kit.operation import Operation
 from tests.processes import StdioServer, read_rows, serving
 
 pytestmark = pytest.mark.slow  # two server processes
@@ -161,7 +160,7 @@ def _refused_of_its_type(schema: dict[str, Any], defs: dict[str, Any]) -> list[A
     kind = schema.get("type")
     out: list[st.SearchStrategy[Any]] = []
     if kind == "string":
-        out.append(surrogate_text)  # every text field refuses one (graph/ops/fields.py)
+        out.append(surrogate_text)  # every text field refuses one (graph/ops/kit/fields.py)
         if "enum" in schema:
             allowed = set(schema["enum"])
             out.append(st.text(max_size=12).filter(lambda s: s not in allowed))

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from django.core.management import get_commands, load_command_class
 
+from core.hook_outcomes import OUTCOMES_FILENAME
 from graph.project import project_id
-from memesh_site.hook_outcomes import OUTCOMES_FILENAME
 from tests.git_repos import GitRepo
 from tests.processes import PROCESS_DEADLINE, PROCS, ROOT, memesh, memesh_env
 
@@ -46,10 +46,10 @@ VECTOR_SIDE = frozenset(
 # A hook that writes nothing needs neither the write path nor git.
 WRITE_PATH = frozenset(
     {
-        "graph.ops.capture",
-        "graph.ops.commit_capture",
+        "graph.capture.capture",
+        "graph.capture.commit_capture",
         "graph.ops.remember.service",
-        "api.git_history",
+        "graph.capture.git_history",
     }
 )
 # The stemmer (~0.06 s to import) is for indexing and searching text; PreToolUse's file
@@ -63,7 +63,9 @@ URLS = frozenset({"memesh_site.urls"})
 DJANGO = frozenset({"django.db", "django.core.management"})
 # `memesh --help` lists the commands by their modules' names: it loads none of them, so it
 # needs no operation and no schema.
-OPERATIONS = frozenset({"pydantic", "api.cli", "graph.ops.operation", "graph.ops.registry"})
+OPERATIONS = frozenset(
+    {"pydantic", "api.cli.base", "graph.ops.kit.operation", "graph.ops.registry"}
+)
 
 
 @dataclass(frozen=True)
@@ -87,14 +89,14 @@ CASES = {
     "pre-tool-use Edit": Case(
         ("hook", "pre-tool-use"),
         "pre-tool-use-edit.json",
-        "graph.ops.file_context",
+        "graph.capture.file_context",
         VECTOR_SIDE | WRITE_PATH | URLS,
         "the token audience from settings",
     ),
     "pre-tool-use Bash": Case(
         ("hook", "pre-tool-use"),
         "pre-tool-use-bash.json",
-        "graph.ops.lesson_guards",
+        "graph.capture.lesson_guards",
         VECTOR_SIDE | WRITE_PATH | STEMMER | URLS,
         "",
     ),
@@ -108,7 +110,7 @@ CASES = {
     "user-prompt-submit, no request": Case(
         ("hook", "user-prompt-submit"),
         "user-prompt-submit.json",
-        "graph.ops.remember_intent",
+        "graph.capture.remember_intent",
         VECTOR_SIDE | WRITE_PATH | STEMMER | URLS | DJANGO,
         "",
         {"prompt": "Fix the failing test in auth.py, then run the suite."},
@@ -183,11 +185,12 @@ def test_a_process_alone_imports_only_what_its_command_needs(
 def test_every_memesh_command_but_serve_runs_without_system_checks() -> None:
     """`memesh serve` checks the installation as it starts, and `memesh doctor` reports it;
     the other commands (hooks among them) must not pay for the checks on every call."""
-    ours = sorted(name for name, app in get_commands().items() if app == "api")
+    apps = get_commands()
+    ours = sorted(name for name, app in apps.items() if app.split(".")[0] == "api")
     checked = {
-        name: load_command_class("api", name).requires_system_checks
+        name: load_command_class(apps[name], name).requires_system_checks
         for name in ours
-        if load_command_class("api", name).requires_system_checks
+        if load_command_class(apps[name], name).requires_system_checks
     }
 
     assert "hook" in ours and "remember" in ours

@@ -1,5 +1,5 @@
 """A `memesh mcp` process runs the short CLI commands and hooks of its home while no
-`memesh serve` does (api/cli_host.py): an agent host's session keeps it running, and its
+`memesh serve` does (api/cli/host.py): an agent host's session keeps it running, and its
 hooks are `memesh hook` processes.
 
 As in test_cli_forward.py, a CLI process whose Django settings module does not exist cannot
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from memesh_site import cli_forward
+from api.cli import forward as cli_forward
 from tests.processes import ROOT, StdioServer, memesh, memesh_env
 
 NO_DJANGO = {"DJANGO_SETTINGS_MODULE": "memesh_tests.no_such_settings"}

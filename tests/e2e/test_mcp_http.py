@@ -1,7 +1,7 @@
 """MCP over streamable HTTP at /mcp on a real `memesh serve` process, through the SDK client.
 
 Every test runs against one server process (stateful sessions) and against two (stateless,
-the client's name carried in the session id: memesh_site/mcp_http.py).
+the client's name carried in the session id: api/mcp_server/http.py).
 """
 
 from __future__ import annotations

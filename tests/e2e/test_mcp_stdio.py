@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from api.mcp_server import drop_nulls, sanitize_client_name
+from api.mcp_server.server import drop_nulls, sanitize_client_name
 from tests import mcp_checks
 from tests.processes import ROOT, memesh_env
 

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from graph.memory_tool import TOOL_DEFINITION, handle_memory_command
+from api.memory_tool import TOOL_DEFINITION, handle_memory_command
 from graph.models import Entity, Observation
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply, tool_use
 from tests.helpers import names, recall

@@ -4,7 +4,7 @@ that declared who it is with MEMESH_RECIPIENT. The messages are sent through `me
 message`, as another agent would.
 
 A session's MEMESH_RECIPIENT is part of its MEMESH_* environment, so its hooks run in their
-own process unless `memesh serve` was started with the same one (memesh_site/cli_forward.py);
+own process unless `memesh serve` was started with the same one (api/cli/forward.py);
 these run in process.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from core.hook_outcomes import OUTCOMES_FILENAME
 from graph.project import project_id
-from memesh_site.hook_outcomes import OUTCOMES_FILENAME
 from tests.git_repos import GitRepo
 from tests.processes import PROCESS_DEADLINE, ROOT, memesh, memesh_env
 

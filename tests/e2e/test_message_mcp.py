@@ -17,8 +17,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from agents.native import MAX_NATIVE_ENVELOPE_BYTES, MAX_PAYLOAD_BYTES, native_envelope
 from graph.project import project_id
+from messaging.native import MAX_NATIVE_ENVELOPE_BYTES, MAX_PAYLOAD_BYTES, native_envelope
 from tests import mcp_checks
 from tests.processes import PROCESS_DEADLINE, memesh, memesh_env
 

@@ -1,4 +1,4 @@
-"""The per-client rate limit of a real `memesh serve` process (memesh_site/rate_limit.py):
+"""The per-client rate limit of a real `memesh serve` process (api/edge/rate_limit.py):
 `rate.limited` with Retry-After over HTTP. tests/transports/test_rate_limit.py checks the
 limiter itself in process."""
 
@@ -9,7 +9,7 @@ import subprocess
 import httpx
 import pytest
 
-from memesh_site.rate_limit import LIMIT_ENV
+from api.edge.rate_limit import LIMIT_ENV
 from tests.processes import ROOT, free_port, memesh, memesh_env, stop, wait_until_healthy
 
 

@@ -17,7 +17,7 @@ FIRST = """
 import django
 django.setup()
 from graph.indexing import vectors
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS
 ctx = CallContext(source_host="cli")
 OPERATIONS["remember"].run(
@@ -37,7 +37,7 @@ import django
 django.setup()
 from graph.embedding import provider
 from graph.embedding.base import EmbedderError
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS
 
 def refuse(texts):

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memesh_site.serve_record import RECORD_FILENAME
+from core.serve_record import RECORD_FILENAME
 from tests.processes import (
     EXIT_DEADLINE,
     ROOT,

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from graph.errors import StorageFull, StorageIOError
-from graph.ops.bundle_import import IMPORT_CHUNK
+from graph.ops.bundle.importer import IMPORT_CHUNK
 from tests.mounts import SMALL_DISK, Namespace
 from tests.processes import free_port, stop
 from tests.staged import (

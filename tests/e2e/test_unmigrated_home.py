@@ -1,5 +1,5 @@
 """The first command on a fresh MEMESH_HOME: every CLI command that uses the database migrates
-it first (memesh_site/db/schema.py, called from api/cli.py's MemeshCommand), as `memesh serve`
+it first (core/db/schema.py, called from api/cli/base.py's MemeshCommand), as `memesh serve`
 and `memesh mcp` do, instead of dying on "no such table"; commands started at the same moment
 take turns to migrate."""
 

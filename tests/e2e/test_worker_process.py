@@ -40,7 +40,7 @@ REMEMBER = """
 import sys
 import django
 django.setup()
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS
 OPERATIONS["remember"].run(
     {"name": sys.argv[1], "type": "note", "observations": [sys.argv[2]]},

@@ -1,4 +1,4 @@
-"""The background worker yields to the server's requests (memesh_site/request_activity.py), as
+"""The background worker yields to the server's requests (core/request_activity.py), as
 real processes: `memesh serve` stamps each request into its home's activity file, and a
 `memesh worker` with the local model waits before each model call while a request is recent,
 for at most MEMESH_WORKER_YIELD_SECONDS, so a steady stream of requests never stops it.
@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memesh_site.request_activity import FILENAME, Stamp
+from core.request_activity import FILENAME, Stamp
 from tests.e2e.test_worker_process import (
     DEADLINE,
     REMEMBER,

@@ -67,7 +67,7 @@ def unique_word(corruption: str) -> str:
 
 def seed(corruptions: list[str]) -> None:
     """One entity per corruption (archived where the corruption needs it), plus bystanders."""
-    from graph.ops.operation import CallContext
+    from graph.ops.kit.operation import CallContext
     from graph.ops.registry import OPERATIONS
 
     ctx = CallContext(source_host="test")
@@ -90,7 +90,7 @@ def seed(corruptions: list[str]) -> None:
 
 
 def archive_where_needed(corruptions: list[str]) -> None:
-    from graph.ops.operation import CallContext
+    from graph.ops.kit.operation import CallContext
     from graph.ops.registry import OPERATIONS
 
     ctx = CallContext(source_host="test")

@@ -46,7 +46,7 @@ def main() -> None:
     from django.db import connection
 
     from graph.models import Entity, Status
-    from graph.ops.operation import CallContext
+    from graph.ops.kit.operation import CallContext
     from graph.ops.registry import OPERATIONS
     from tests.procs.remember_many import unique_token
 

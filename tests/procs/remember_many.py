@@ -41,7 +41,7 @@ def main() -> None:
     django.setup()
     from django.db import connection
 
-    from graph.ops.operation import CallContext
+    from graph.ops.kit.operation import CallContext
     from graph.ops.registry import OPERATIONS
 
     proc, count = sys.argv[1], int(sys.argv[2])

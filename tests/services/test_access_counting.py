@@ -70,7 +70,7 @@ def test_the_last_access_time_never_moves_backwards() -> None:
 RECALL_AND_EXIT = """
 import django
 django.setup()
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS
 ctx = CallContext("test")
 OPERATIONS["remember"].run({"name": "a", "type": "note", "observations": ["walrus"]}, ctx)

@@ -1,4 +1,4 @@
-"""analytics (graph/ops/analytics.py) on a small crafted graph whose every figure is computed by
+"""analytics (graph/ops/analytics/) on a small crafted graph whose every figure is computed by
 hand below: the health score and factors, the 30-day timeline, the loop metric, the age
 matrix and the knowledge radar."""
 

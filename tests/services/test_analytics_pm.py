@@ -1,4 +1,4 @@
-"""analytics_pm (graph/ops/analytics_pm.py) on a crafted graph, every figure computed by hand:
+"""analytics_pm (graph/ops/analytics/planning.py) on a crafted graph, every figure computed by hand:
 velocity over the window, stale plans, open decisions, orphan rate."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from graph.ops.analytics_pm import analytics_pm_get
+from graph.ops.analytics.planning import analytics_pm_get
 from tests.helpers import forget, remember, restamp
 
 pytestmark = pytest.mark.django_db

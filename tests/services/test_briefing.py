@@ -18,8 +18,8 @@ from django.utils import timezone
 from graph.errors import InvalidInput, OperationFailed
 from graph.models import Entity, MetaEntry
 from graph.ops.briefing import BRIEFING, MAX_INDEX_BYTES, briefing_index
-from graph.ops.briefing_render import BUDGET_CHARS, PREAMBLE
-from graph.ops.operation import CallContext
+from graph.ops.briefing.render import BUDGET_CHARS, PREAMBLE
+from graph.ops.kit.operation import CallContext
 from graph.ops.remember.schema import RememberInput
 from graph.project import project_id, project_line
 from tests import helpers

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from core.json_limits import MAX_JSON_DEPTH
 from graph.errors import InvalidInput
 from graph.models import Entity, Relation
 from graph.ops.bundle import IMPORT
-from graph.ops.bundle_import import IMPORT_CHUNK
-from graph.ops.operation import CallContext
-from memesh_site.json_limits import MAX_JSON_DEPTH
+from graph.ops.bundle.importer import IMPORT_CHUNK
+from graph.ops.kit.operation import CallContext
 from tests.bundles import assert_index_in_step, entry, export, import_
 from tests.helpers import forget, names, recall, remember
 

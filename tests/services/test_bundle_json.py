@@ -16,12 +16,12 @@ import pytest
 from django.utils import timezone
 
 from graph.models import Entity
-from graph.ops import bundle_export
 from graph.ops.bundle import EXPORT
-from graph.ops.bundle_export import BundleEntity, BundleTrust, ExportInput, ExportOutput
-from graph.ops.bundle_io import bundle_write
-from graph.ops.operation import CallContext
-from graph.ops.scope import ReadScope
+from graph.ops.bundle import exporter as bundle_export
+from graph.ops.bundle.exporter import BundleEntity, BundleTrust, ExportInput, ExportOutput
+from graph.ops.bundle.files import bundle_write
+from graph.ops.kit.operation import CallContext
+from graph.ops.kit.scope import ReadScope
 from graph.storage.documents import EntityDocument
 from tests.helpers import forget, remember, restamp
 

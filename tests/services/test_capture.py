@@ -1,4 +1,4 @@
-"""The capture services the hooks write through (graph/ops/capture.py and its callers), against
+"""The capture services the hooks write through (graph/capture/capture.py and its callers), against
 the real database: what each stores, what it refuses to store (secrets), and what stays
 bounded. The dream auto-trigger's rules are tests/services/test_dream_due.py's."""
 
@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
+from core import config_store
+from graph.capture.capture import auto_capture_enabled, entity_capture
+from graph.capture.commit_capture import CommitDropped, CommitFacts, commit_capture
+from graph.capture.file_context import file_context
+from graph.capture.handoff import HISTORY, handoff_name, handoff_replace
+from graph.capture.lesson_guards import command_guards
+from graph.capture.note_files import MISSING_TAG, NOTE_FILE_TAG, note_files_ingest
 from graph.models import Entity, Tag
-from graph.ops.capture import auto_capture_enabled, entity_capture
-from graph.ops.commit_capture import CommitDropped, CommitFacts, commit_capture
-from graph.ops.file_context import file_context
-from graph.ops.handoff import HISTORY, handoff_name, handoff_replace
-from graph.ops.lesson_guards import command_guards
-from graph.ops.note_files import MISSING_TAG, NOTE_FILE_TAG, note_files_ingest
 from graph.ops.why import WhyInput, why
-from memesh_site import config_store
 from tests.helpers import observations_of, remember, stored
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""The SQLite backend (memesh_site/db): driver, extensions, PRAGMAs, files and system checks.
+"""The SQLite backend (core/db): driver, extensions, PRAGMAs, files and system checks.
 
 The pytest database is in memory, so file-only behaviour (WAL, file modes, the write lock)
 is checked on a fresh connection of the same backend to a temporary file, and keyword-only
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from django.db import connection, connections, transaction
 
+from core.db.base import DatabaseWrapper
+from core.db.driver import Database
 from graph.checks import fts5_error
-from memesh_site.db.base import DatabaseWrapper
-from memesh_site.db.driver import Database
 from tests.processes import PROCS, memesh_env, run_python
 
 pytestmark = pytest.mark.django_db

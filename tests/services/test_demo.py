@@ -1,4 +1,4 @@
-"""The demo tour (proposals/demo.py): seed writes the tour through the normal write services,
+"""The demo tour (dream/demo.py): seed writes the tour through the normal write services,
 marked `metadata.demo = true`, with one pending proposal; a second seed duplicates nothing;
 reset deletes exactly the demo entities and proposal, indexes included; both are all or
 nothing; a memory of the user's is never touched."""
@@ -12,13 +12,13 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from dream import demo
+from dream.demo_tour import DEMO_PROJECT, PROPOSAL_FROM, PROPOSAL_TO, TOUR
 from graph.indexing import consistency, vectors
 from graph.models import Entity, EntityVector, Observation, Relation, SessionOutcome, Tag
-from graph.ops import writes
+from graph.ops.kit import writes
 from graph.ops.registry import OPERATIONS
 from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
-from proposals import demo
-from proposals.demo_tour import DEMO_PROJECT, PROPOSAL_FROM, PROPOSAL_TO, TOUR
 from proposals.models import Proposal, ProposalReview, ProposalStatus, ReviewChannel
 from proposals.services import proposal_accept
 from tests.helpers import CTX, recall, remember, restamp

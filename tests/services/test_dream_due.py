@@ -1,7 +1,7 @@
-"""When a dream is due (proposals/dream_due.py) — an LLM, 24 h since the last dream, 10
+"""When a dream is due (dream/due.py) — an LLM, 24 h since the last dream, 10
 episodic memories since it — and what the Stop hook and the worker's schedule get back: a
 queued dream TaskRun with its trigger, never a dream run inline; and the schedule itself
-(proposals/dream_beat.py), which sends nothing while no LLM is configured."""
+(dream/beat.py), which sends nothing while no LLM is configured."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 from celery.beat import ScheduleEntry, Scheduler
 from django.utils import timezone
 
+from core.task_queue import app
+from dream import beat as dream_beat
+from dream.due import dream_due, enqueue_dream_if_due
 from graph.models import Entity
-from memesh_site.celery import app
-from proposals import dream_beat
-from proposals.dream_due import dream_due, enqueue_dream_if_due
 from proposals.models import Proposal, TaskRun, TaskStatus
 from tests.dreams import commits
 from tests.fakes.llm_servers import FakeLLMServer
@@ -122,7 +122,7 @@ def test_the_schedule_has_its_entry_unless_the_interval_is_zero() -> None:
     assert dream_beat.beat_schedule(0) == {}
     [(name, entry)] = dream_beat.beat_schedule(3600).items()
     assert name == dream_beat.ENTRY
-    assert entry["task"] == "proposals.dream_beat.dream_if_due_task"
+    assert entry["task"] == "dream.beat.dream_if_due_task"
     assert entry["schedule"] == timedelta(hours=1)
 
 
@@ -166,7 +166,7 @@ def test_the_schedule_sends_its_check_once_an_llm_is_configured(
 
     scheduler.apply_entry(entry)
 
-    assert sent == ["proposals.dream_beat.dream_if_due_task"]
+    assert sent == ["dream.beat.dream_if_due_task"]
 
 
 def test_the_scheduled_check_queues_a_dream_with_the_schedule_trigger(
@@ -181,7 +181,7 @@ def test_the_scheduled_check_queues_a_dream_with_the_schedule_trigger(
 
 
 def test_an_unreadable_configuration_is_a_reason_not_an_error() -> None:
-    from memesh_site.config_store import config_path
+    from core.config_store import config_path
 
     path = config_path()
     saved = path.read_text() if path.exists() else None

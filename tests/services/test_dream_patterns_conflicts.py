@@ -8,11 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from dream.conflicts import conflict_candidates, dream_conflicts
+from dream.patterns import dream_patterns
 from graph.indexing import vectors
 from graph.models import Entity
-from proposals.conflicts import conflict_candidates, dream_conflicts
 from proposals.models import JudgedPair, Proposal, ProposalKind
-from proposals.patterns import dream_patterns
 from proposals.services import proposal_accept, proposal_reject
 from tests.dreams import CODE_RUN, bare_json, fenced_json, llm_provider
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply

@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from dream.config import config_update
+from dream.dreamer import dream_run
 from graph.errors import LLMNotConfigured
 from graph.models import Entity, Relation
-from proposals.config import config_update
-from proposals.dreamer import dream_run
 from proposals.models import Proposal, ProposalKind, ProposalStatus
 from proposals.services import proposal_accept, proposal_reject
 from tests.dreams import CODE_RUN, DIGEST, bare_json, commits, fenced_json

@@ -10,7 +10,7 @@ import pytest
 from graph.errors import InvalidInput
 from graph.models import Entity, Outcome, SessionOutcome
 from graph.ops.feedback import MAX_FEEDBACK_IDS, feedback_record, record_citations
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from graph.ops.recall import access
 from graph.ops.recall.access import flush_accesses
 from graph.ops.registry import OPERATIONS

@@ -15,7 +15,7 @@ from django.db import transaction
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from graph.ops.fields import MAX_OBSERVATION_CHARS
+from graph.ops.kit.fields import MAX_OBSERVATION_CHARS
 from graph.ops.recall.access import discard_pending_accesses
 from graph.search import text
 from tests.helpers import names, recall, remember

@@ -17,7 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from graph.models import Entity
-from graph.ops.fields import MAX_QUERY_CHARS
+from graph.ops.kit.fields import MAX_QUERY_CHARS
 from graph.ops.recall.access import discard_pending_accesses
 from graph.search import text
 from graph.storage.keyword_index import LIVE_FTS, VOCAB

@@ -17,7 +17,7 @@ from graph.models import Entity
 from graph.ops import graph_view
 from graph.ops.entity_list import entity_get
 from graph.ops.graph_view import GraphNode, graph_evidence_get, graph_get, graph_json
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from tests.helpers import forget, remember, restamp
 
 pytestmark = pytest.mark.django_db
@@ -244,7 +244,7 @@ def test_reading_the_graph_counts_no_access() -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_thread_keeps_a_view_until_the_next_commit() -> None:
-    """Outside a transaction the read is kept (graph/storage/kept.py) until any write."""
+    """Outside a transaction the read is kept (graph/storage/commit_cache.py) until any write."""
     assert not connection.in_atomic_block
     remember("d", "chose A", type="decision")
 

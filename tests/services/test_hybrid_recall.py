@@ -100,7 +100,7 @@ def test_missing_sqlite_vec_degrades_to_keyword_results(monkeypatch: pytest.Monk
     use_embedder(monkeypatch, "deterministic")
     remember("plain", "keyword only memory about walruses")
     assert vectors.embed_pending().embedded == 1
-    # As on a machine where the extension failed to load (memesh_site/db sets vec_error).
+    # As on a machine where the extension failed to load (core/db sets vec_error).
     monkeypatch.setattr(connections["default"], "vec_error", "simulated: no vec0 module")
 
     result = recall("walruses")

@@ -1,6 +1,6 @@
 """import, chunk by chunk: every entry validated before its chunk is written, each chunk all or
 nothing, a chunk that fails as it is written redone entry by entry, and a full database
-stopping the import with the chunks before it kept (graph/ops/bundle_import.py).
+stopping the import with the chunks before it kept (graph/ops/bundle/importer.py).
 
 A write fails for real here: SQLite's `max_page_count` caps how far the database may grow,
 and a write past it gets SQLITE_FULL ("database or disk is full"), the code a full disk
@@ -21,8 +21,8 @@ from django.db import connection
 
 from graph.errors import StorageFull
 from graph.models import Entity
-from graph.ops.bundle_entry import MAX_HISTORY_DEPTH
-from graph.ops.bundle_import import IMPORT_CHUNK
+from graph.ops.bundle.entry import MAX_HISTORY_DEPTH
+from graph.ops.bundle.importer import IMPORT_CHUNK
 from tests.bundles import assert_index_in_step, entry, export, import_
 from tests.helpers import observations_of
 

@@ -1,4 +1,4 @@
-"""improvement (proposals/improvement.py): an agent proposes an evidence-linked improvement and
+"""improvement (dream/improvement.py): an agent proposes an evidence-linked improvement and
 reads its status; only a person's accept or reject (the proposals' services, audited) decides
 it, and accepting changes no memory."""
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from dream.improvement import IMPROVEMENT, improvement_accept, improvement_reject
 from graph.errors import MemeshError
 from graph.models import Entity
-from graph.ops.operation import CallContext
-from proposals.improvement import IMPROVEMENT, improvement_accept, improvement_reject
+from graph.ops.kit.operation import CallContext
 from proposals.models import Proposal, ProposalKind, ProposalReview
 from tests.dreams import stage_digest
 from tests.helpers import remember

@@ -12,8 +12,8 @@ from django.core.management.base import CommandError
 
 from graph.errors import InvalidInput
 from graph.models import Entity
+from graph.ops.kit.operation import CallContext
 from graph.ops.learn import LEARN, error_signature, error_words, lesson_name
-from graph.ops.operation import CallContext
 from tests.helpers import names, recall
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""`proposals.llm.complete`: the primary provider, then the fallbacks in order; one telemetry
+"""`dream.llm.complete`: the primary provider, then the fallbacks in order; one telemetry
 row per attempt, secret-redacted; a 400 stops the chain; no provider is llm.not-configured."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from dream.config import config_update
+from dream.llm.chain import complete
+from dream.llm.types import LLMRequest, LLMUnavailable
 from graph.errors import LLMNotConfigured
-from proposals.config import config_update
-from proposals.llm.chain import complete
-from proposals.llm.types import LLMRequest, LLMUnavailable
 from proposals.models import LLMAttempt
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 

@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from graph.indexing import consistency
-from graph.memory_tool import (
+from api.memory_tool import (
     TOOL_DEFINITION,
     MemoryToolResult,
     decode_name,
     encode_name,
     handle_memory_command,
 )
+from graph.indexing import consistency
 from graph.models import Entity, Observation, Status, Tag
 from tests.helpers import forget, names, observations_of, recall, remember
 

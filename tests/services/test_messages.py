@@ -1,4 +1,4 @@
-"""Messages between agents (agents/, docs/messages.md) through the `message` operation on the
+"""Messages between agents (messaging/, docs/messages.md) through the `message` operation on the
 real database: registration and discovery, the send rules and their exact byte limits, and
 what poll, fetch, intake and disposition do and do not record."""
 
@@ -10,19 +10,19 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from agents.errors import (
+from graph.errors import InvalidInput, NotFound
+from graph.ops.kit.operation import CallContext
+from messaging.errors import (
     IntendedForOtherSession,
     InvalidRecipient,
     NativeMessageTooLarge,
     PayloadTooLarge,
     RecipientUnavailable,
 )
-from agents.models import Message, Receipt, Registration
-from agents.native import MAX_NATIVE_ENVELOPE_BYTES, MAX_PAYLOAD_BYTES, native_envelope
-from agents.operation import MESSAGE
-from agents.registrations import session_leases_end, session_leases_renew
-from graph.errors import InvalidInput, NotFound
-from graph.ops.operation import CallContext
+from messaging.models import Message, Receipt, Registration
+from messaging.native import MAX_NATIVE_ENVELOPE_BYTES, MAX_PAYLOAD_BYTES, native_envelope
+from messaging.operation import MESSAGE
+from messaging.registrations import session_leases_end, session_leases_renew
 
 pytestmark = pytest.mark.django_db
 

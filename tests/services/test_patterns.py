@@ -15,7 +15,7 @@ from django.core.management import call_command
 
 from graph.errors import InvalidInput
 from graph.models import Entity
-from graph.ops.patterns import USER_PATTERNS, UserPatternsOutput, render_markdown
+from graph.ops.user_patterns import USER_PATTERNS, UserPatternsOutput, render_markdown
 from graph.project import project_id
 from tests.helpers import CTX, forget, remember
 

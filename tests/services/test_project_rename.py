@@ -9,19 +9,19 @@ from typing import Any
 
 import pytest
 
+from core.db.driver import Database
 from graph.errors import InvalidInput, OperationFailed
 from graph.indexing import consistency
-from graph.models import Tag
-from graph.ops import project_rename as rename_module
-from graph.ops.operation import validated
-from graph.ops.project_rename import (
+from graph.maintenance import project_rename as rename_module
+from graph.maintenance.project_rename import (
     ProjectRenameInput,
     ProjectRenameOutput,
     project_list,
     project_rename,
     restore_command,
 )
-from memesh_site.db.driver import Database
+from graph.models import Tag
+from graph.ops.kit.operation import validated
 from tests.helpers import forget, recall, remember
 
 

@@ -1,4 +1,4 @@
-"""The project scope of reads (graph/ops/scope.py): a read bound to a project sees that
+"""The project scope of reads (graph/ops/kit/scope.py): a read bound to a project sees that
 project's memories, memories with no project and global ones, never another project's;
 `cross_project` lifts it; every scoped read says which in `scope`."""
 
@@ -12,9 +12,9 @@ from django.db import connection
 
 from graph.indexing import vectors
 from graph.models import Entity
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
+from graph.ops.kit.scope import ReadScope, read_scope
 from graph.ops.registry import OPERATIONS
-from graph.ops.scope import ReadScope, read_scope
 from graph.storage import keyword_index
 from tests.helpers import names, remember
 from tests.vector_support import use_embedder
@@ -285,7 +285,7 @@ def test_user_patterns_follow_the_scope() -> None:
 
 @pytest.mark.usefixtures("two_projects")
 def test_the_memory_tool_bound_to_a_project_sees_its_scope_only() -> None:
-    from graph.memory_tool import handle_memory_command
+    from api.memory_tool import handle_memory_command
 
     def run(project: str | None, **command: Any) -> Any:
         return handle_memory_command(command, project=project)

@@ -9,10 +9,10 @@ from django.utils import timezone
 
 from graph.errors import InvalidInput
 from graph.models import Entity
+from graph.ops.kit.scope import UNBOUND
 from graph.ops.recall.access import flush_accesses
 from graph.ops.recall.schema import RecallInput
 from graph.ops.recall.selector import _keyword_candidates, recall_filters
-from graph.ops.scope import UNBOUND
 from graph.search import text
 from tests.helpers import forget, names, recall, remember
 

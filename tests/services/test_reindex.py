@@ -654,7 +654,7 @@ def test_vectors_flag_is_rejected_and_changes_nothing(monkeypatch: pytest.Monkey
         call_command("reindex", "--vectors", "--json", stdout=StringIO(), stderr=err)
 
     assert exit_info.value.code != 0
-    # --json errors are the failure envelope, on stderr (api/cli.py).
+    # --json errors are the failure envelope, on stderr (api/cli/base.py).
     assert json.loads(err.getvalue())["success"] is False
     assert live_state() == before
     assert marker(STAGING_KEY) is None

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from graph.models import MetaEntry, Relation
-from graph.ops.operation import validated
-from graph.ops.relations_backfill import (
+from graph.maintenance.relations_backfill import (
     IDEMPOTENCY_KEY,
     BackfillInput,
     BackfillOutput,
     relations_backfill,
 )
+from graph.models import MetaEntry, Relation
+from graph.ops.kit.operation import validated
 from tests.helpers import forget, remember, remember_commit, remember_in_session, stored
 
 pytestmark = pytest.mark.django_db

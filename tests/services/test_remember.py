@@ -8,7 +8,7 @@ import pytest
 
 from graph.errors import InvalidInput
 from graph.models import FACT_CONFIDENCE, HYPOTHESIS_CONFIDENCE, Entity
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS
 from tests.helpers import forget, names, observations_of, recall, remember, stored
 

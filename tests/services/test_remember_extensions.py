@@ -12,8 +12,8 @@ from django.db import connection
 
 from graph.errors import InvalidInput
 from graph.models import Entity
-from graph.ops.fields import MAX_TITLE
-from graph.ops.operation import CallContext
+from graph.ops.kit.fields import MAX_TITLE
+from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS
 from graph.ops.remember.note import parse_note
 from graph.ops.remember.schema import RememberInput

@@ -13,7 +13,7 @@ from django.core.management.base import CommandError
 
 from graph.errors import InvalidInput
 from graph.models import MetaEntry
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from graph.ops.task_state import (
     TASK_STATE,
     clean_value,

@@ -1,4 +1,4 @@
-"""Transcript mining (proposals/transcript_mining.py) against a fake OpenAI-compatible LLM
+"""Transcript mining (dream/transcript_mining.py) against a fake OpenAI-compatible LLM
 server, the real SQLite database and the deterministic embedder's vector index: a fake Claude
 folder whose sessions hold decisions, a pasted secret and a lesson the graph already has
 stages exactly the right proposals, and says what it dropped and skipped, and why."""
@@ -13,14 +13,14 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from dream import mining_state
+from dream.config import config_update
+from dream.transcript_mining import transcripts_mine
 from graph.errors import LLMNotConfigured
 from graph.models import Entity
 from graph.project import project_id
-from proposals import mining_state
-from proposals.config import config_update
 from proposals.models import Proposal, ProposalKind
 from proposals.services import proposal_accept, proposal_reject
-from proposals.transcript_mining import transcripts_mine
 from tests.dreams import fenced_json
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 from tests.helpers import remember

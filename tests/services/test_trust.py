@@ -1,4 +1,4 @@
-"""The trust model (docs/trust.md; graph/ops/trust/): provenance on every memory, observe,
+"""The trust model (docs/trust.md; graph/ops/kit/trust/): provenance on every memory, observe,
 supersede, forget's reason, memory_list, recall's trust block and filter, import and dream
 accept without confidence laundering, ping."""
 
@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from graph.errors import InvalidInput, NotFound, ObserveRequired, OperationFailed, SourceRequired
 from graph.models import Entity, Relation
+from graph.ops.kit.operation import CallContext
 from graph.ops.memory_list import MemoryListInput, memory_list
 from graph.ops.observe import ObserveInput, memory_observe
-from graph.ops.operation import CallContext
 from graph.ops.registry import OPERATIONS
 from proposals.models import ProposalKind
 from proposals.services import proposal_accept, proposal_stage

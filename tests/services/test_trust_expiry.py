@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from graph.indexing import vectors
 from graph.ops.briefing import briefing_index, build_briefing
-from graph.ops.bundle_export import ExportInput, bundle_export
+from graph.ops.bundle.exporter import ExportInput, bundle_export
 from graph.ops.memory_list import MemoryListInput, memory_list
 from graph.ops.recall import RecallInput
 from graph.ops.recall.selector import entity_recall

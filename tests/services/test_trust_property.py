@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from graph.errors import MemeshError
 from graph.models import Entity, Relation, Status
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS
 from proposals.models import ProposalKind
 from proposals.services import proposal_accept, proposal_stage

@@ -1,6 +1,6 @@
 """Briefings (and the SessionStart block, which renders the same briefing) mark hypotheses and
 stale facts as unconfirmed, in the same words everywhere
-(graph.ops.trust.view.unconfirmed_label)."""
+(graph.ops.kit.trust.view.unconfirmed_label)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from graph.models import Entity
 from graph.ops.briefing import briefing_index, build_briefing
-from graph.ops.trust.view import STALE_AFTER_DAYS
+from graph.ops.kit.trust.view import STALE_AFTER_DAYS
 from tests.helpers import remember, stored
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""work_package (proposals/work_package.py) against the real SQLite database and a fake Claude
+"""work_package (dream/work_package.py) against the real SQLite database and a fake Claude
 Code folder: packages are bounded, fenced and masked; a submission is checked for scope and
 freshness and validated strictly, then staged as one pending proposal like the dream's; a
 deferral (and a prepare) leaves the database byte for byte as it was; no action applies."""
@@ -13,16 +13,16 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from core import paths
+from dream import prompts
+from dream.dreamer import MAX_CLUSTER
+from dream.work_package import WORK_PACKAGE
+from dream.work_package_sources import MAX_TRANSCRIPT_CHARS, MAX_TRANSCRIPT_TURNS
 from graph.errors import MemeshError
 from graph.models import Entity
-from graph.ops.operation import CallContext
-from memesh_site import paths
-from proposals import prompts
-from proposals.dreamer import MAX_CLUSTER
+from graph.ops.kit.operation import CallContext
 from proposals.models import Proposal, ProposalKind, ProposalStatus
 from proposals.services import proposal_reject
-from proposals.work_package import WORK_PACKAGE
-from proposals.work_package_sources import MAX_TRANSCRIPT_CHARS, MAX_TRANSCRIPT_TURNS
 from tests.dreams import commits
 from tests.helpers import remember
 from tests.transcripts import PASTED_KEY, SESSION_IDS, append_turns, install

@@ -1,5 +1,5 @@
 """The background worker's local embedder runs on MEMESH_WORKER_EMBEDDER_THREADS onnxruntime
-threads when that is set and MEMESH_EMBEDDER_THREADS is not (api/management/commands/worker.py):
+threads when that is set and MEMESH_EMBEDDER_THREADS is not (api/cli/management/commands/worker.py):
 with 1, a worker beside the server on a small machine leaves a core to the requests. A server
 process's runs on MEMESH_SERVER_EMBEDDER_THREADS (default 1), set before its warm-up."""
 

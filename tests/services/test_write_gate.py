@@ -1,4 +1,4 @@
-"""The write gate (memesh_site/db/write_gate.py): writers on one database file queue on an
+"""The write gate (core/db/write_gate.py): writers on one database file queue on an
 `flock` beside it, taken before BEGIN IMMEDIATE and released at commit, rollback and close."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from memesh_site.db.base import DatabaseWrapper
-from memesh_site.db.write_gate import WriteGate
+from core.db.base import DatabaseWrapper
+from core.db.write_gate import WriteGate
 
 
 def held_elsewhere(db: Path) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 
-from memesh_site import remote_auth
+from api.edge import remote_auth
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from graph.models import Entity
-from graph.ops.briefing_render import PREAMBLE
+from graph.ops.briefing.render import PREAMBLE
 from tests.helpers import remember
 from tests.processes import memesh_env, run_python
 

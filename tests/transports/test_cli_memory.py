@@ -1,5 +1,5 @@
 """`memesh remember`, `memesh recall`, `memesh forget`, and the --input/--json conventions every
-operation command shares (api/cli.py)."""
+operation command shares (api/cli/base.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
+from core.json_limits import MAX_JSON_DEPTH
 from graph.models import Entity
-from memesh_site.json_limits import MAX_JSON_DEPTH
 from tests.helpers import remember
 
 pytestmark = pytest.mark.django_db

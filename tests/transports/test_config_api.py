@@ -1,4 +1,4 @@
-"""GET/POST /v1/config and POST /v1/config/test (proposals/config.py, proposals/llm/probe.py)."""
+"""GET/POST /v1/config and POST /v1/config/test (dream/config.py, dream/llm/probe.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from dream.config import config_load, config_update
 from graph.embedding.config import load_config
-from proposals.config import config_load, config_update
 from tests.fakes.llm_servers import FakeLLMServer
 from tests.helpers import remember
 from tests.rest import assert_error, assert_ok, post_json

@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from proposals.config import config_load
+from dream.config import config_load
 from tests.processes import memesh_env, run_python
 
 pytestmark = pytest.mark.django_db  # `list` reports capabilities, which open the database

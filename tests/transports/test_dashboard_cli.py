@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from dream.demo_tour import TOUR
 from graph.models import Entity
-from proposals.demo_tour import TOUR
 from tests.helpers import remember
 
 pytestmark = pytest.mark.django_db

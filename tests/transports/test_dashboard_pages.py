@@ -13,11 +13,11 @@ from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
+from dream import config
+from dream.demo import demo_entity_ids
 from graph.models import Entity, Status
 from graph.ops.pin import PIN_KEY
 from graph.ops.recall.access import flush_accesses
-from proposals import config
-from proposals.demo import demo_entity_ids
 from tests.dreams import make_user, stage_digest
 from tests.fakes.llm_servers import FakeLLMServer
 from tests.helpers import remember, remember_commit, stored
@@ -245,7 +245,7 @@ def test_the_graph_page_draws_every_node_as_a_link_and_the_work_layer_with_badge
 def test_the_graph_page_caps_what_it_draws_and_says_so(
     reviewer_client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dashboard import views_graph
+    from dashboard.views import graph as views_graph
 
     monkeypatch.setattr(views_graph, "MAX_NODES", 2)
     for i in range(3):
@@ -294,7 +294,7 @@ def test_settings_save_language_auto_capture_and_theme(reviewer_client: Client) 
 def test_a_reindex_is_queued_and_its_progress_polled(
     reviewer_client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from proposals.tasks import reindex_task
+    from dream.tasks import reindex_task
 
     monkeypatch.setattr(reindex_task, "delay", lambda task_id: None)  # no worker in this test
     queued = reviewer_client.post(reverse("dashboard:reindex"))

@@ -1,4 +1,4 @@
-"""api/direct.py: the JSON operation routes answered without Django's request cycle, side by
+"""api/rest/fast_path.py: the JSON operation routes answered without Django's request cycle, side by
 side with Django's own answer to the same request (the bridge's WSGI path). Each request runs
 on both paths from the same database state: Django's inside a savepoint rolled back after it,
 then the direct one. Served end to end, every e2e test's remember and recall takes this path."""
@@ -15,10 +15,10 @@ from a2wsgi.wsgi import build_environ
 from django.db import transaction
 from django.urls import resolve
 
-from api import direct
+from api.edge.wsgi_bridge import WSGIBridge
 from api.operations import OPERATIONS
+from api.rest import fast_path as direct
 from memesh_site.wsgi import application
-from memesh_site.wsgi_bridge import WSGIBridge
 from tests.rest import asgi_scope
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("keep_test_connection")]

@@ -16,10 +16,10 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
+from dream import mining_state
+from dream.config import config_update
 from graph.embedding import provider
 from graph.indexing import vectors
-from proposals import mining_state
-from proposals.config import config_update
 from tests.fakes.embedding_server import FakeEmbeddingServer
 from tests.helpers import remember
 from tests.processes import memesh_env, run_python
@@ -248,7 +248,7 @@ def test_the_cli_and_rest_doctor_mask_a_planted_key_the_same_way(client) -> None
     assert "~/.memesh/knowledge-graph.db" in masked
 
 
-# --- scheduled transcript mining (proposals/doctor.py) ----------------------------------------
+# --- scheduled transcript mining (dream/doctor.py) ----------------------------------------
 
 
 @pytest.mark.django_db

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from api.openapi import openapi_document
+from api.rest.openapi import openapi_document
 from graph.models import Entity
 from proposals.models import Proposal, ProposalKind, TaskRun
 from proposals.services import proposal_stage

@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from dream.dreamer import dream_run
 from graph.models import Entity, Relation, Status
-from proposals.dreamer import dream_run
 from proposals.models import Proposal, ProposalReview, ProposalStatus
 from tests.dreams import commits, make_user
 

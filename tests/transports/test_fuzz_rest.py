@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from api.openapi import openapi_document
+from api.rest.openapi import openapi_document
 from graph.ops.recall.access import discard_pending_accesses
 from tests.helpers import remember
 

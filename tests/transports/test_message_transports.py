@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from api.openapi import ERROR_CODES, openapi_document
+from api.rest.openapi import ERROR_CODES, openapi_document
 from tests.rest import assert_error, assert_ok, post_json
 
 pytestmark = pytest.mark.django_db

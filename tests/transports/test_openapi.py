@@ -22,8 +22,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from agents.errors import RecipientUnavailable
-from api.openapi import (
+from api.rest.openapi import (
     ERROR_CODES,
     extra_documented_routes,
     openapi_document,
@@ -32,7 +31,8 @@ from api.openapi import (
 )
 from graph.errors import MemeshError, NameInOtherProject, SourceRequired, StorageError
 from graph.ops.registry import OPERATIONS
-from proposals.agent_errors import HumanReviewOnly, StalePackage
+from messaging.errors import RecipientUnavailable
+from proposals.errors import HumanReviewOnly, StalePackage
 from tests.helpers import remember
 from tests.rest import assert_error, assert_json
 
@@ -151,7 +151,7 @@ def _memesh_errors(cls: type[MemeshError]) -> Iterator[type[MemeshError]]:
 
 # The modules of the errors an operation raises. Not in the document: a remember naming a
 # memory of another project is refused over MCP only (docs/mcp.md); REST files it anew.
-OPERATION_ERROR_MODULES = ("graph.errors", "proposals.agent_errors", "agents.errors")
+OPERATION_ERROR_MODULES = ("graph.errors", "proposals.errors", "messaging.errors")
 NOT_OVER_REST = {NameInOtherProject}
 
 
@@ -207,7 +207,7 @@ def test_docs_page_lists_every_route_with_fields_and_examples(client):
 
 
 def test_docs_page_escapes_what_it_renders(client, monkeypatch):
-    from api import docs_views
+    from api.rest import docs_views
 
     evil = "<img src=x onerror=alert(1)>"
     real = docs_views.docs_context

@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from api.mcp_server import _agent_tools, _operations, _tools
+from api.mcp_server.server import _agent_tools, _operations, _tools
 from api.operations import agent_tools, tool_operations
 from api.tool_schemas import tool_definitions
+from core.config_store import config_path
+from dream.config import config_update
 from graph.errors import OperationFailed, SourceRequired
 from graph.models import Entity
-from graph.ops.operation import CallContext
+from graph.ops.kit.operation import CallContext
 from graph.ops.peer.tools import PEER_OPERATIONS, peer_operation
-from memesh_site.config_store import config_path
-from proposals.config import config_update
 from tests.helpers import remember
 from tests.rest import assert_error, assert_json
 

@@ -1,4 +1,4 @@
-"""The per-client rate limit of `memesh serve` (memesh_site/rate_limit.py), in process: the
+"""The per-client rate limit of `memesh serve` (api/edge/rate_limit.py), in process: the
 buckets, and when a listener is limited. tests/e2e/test_rate_limit_serve.py sees `rate.limited`
 from a real server."""
 
@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from memesh_site.rate_limit import (
+from api.edge.rate_limit import (
     LIMIT_ENV,
     REMOTE_DEFAULT_PER_MINUTE,
     RateLimiter,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 
-from memesh_site import remote_auth
+from api.edge import remote_auth
 
 # ---------------------------------------------------------------------------------------------
 # The gate, at the ASGI level
@@ -292,7 +292,7 @@ def test_memesh_remote_token_wins_and_creates_no_file(tmp_path, monkeypatch):
     [("192.168.1.10", "192.168.1.10"), ("fd00::5", "[fd00::5]"), ("0.0.0.0", None), ("::", None)],
 )
 def test_a_specific_remote_bind_address_is_an_accepted_host(settings, host, added):
-    from api.management.commands.serve import accept_bind_host
+    from api.cli.management.commands.serve import accept_bind_host
 
     before = list(settings.ALLOWED_HOSTS)
 

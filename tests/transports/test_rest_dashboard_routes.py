@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from dream.demo_tour import TOUR
 from graph.models import Entity
 from graph.ops.graph_view import GraphNode
-from proposals.demo_tour import TOUR
 from tests.helpers import remember
 from tests.rest import assert_error, assert_ok, post_json
 

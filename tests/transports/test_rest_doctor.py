@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from api import views
+from api.rest import views
 from graph import doctor
 from tests.rest import assert_error, assert_json
 from tests.vector_support import use_fake_openai
@@ -80,7 +80,7 @@ def test_a_failing_doctor_suite_is_a_500_envelope_without_secrets(client, monkey
 
 
 def test_doctor_reports_the_agent_hosts_beside_its_checks(client, settings, tmp_path):
-    """The Integrations section (memesh_site/hosts/health.py) on GET /v1/doctor: every host,
+    """The Integrations section (hosts/health.py) on GET /v1/doctor: every host,
     the one set up with what it runs; it never turns the report's `ok` false."""
     settings.CLAUDE_CONFIG_DIR = tmp_path / ".claude"
     settings.CLAUDE_STATE_FILE = tmp_path / ".claude.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph.ops.validation_errors import QUOTE_MAX
+from graph.ops.kit.validation_errors import QUOTE_MAX
 from tests.rest import assert_error, assert_ok, post_json
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from core.json_limits import MAX_JSON_DEPTH
 from graph.models import Entity
-from memesh_site.json_limits import MAX_JSON_DEPTH
 from tests.helpers import observations_of, remember
 from tests.rest import ONE_MB, assert_error, assert_json, post_json
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.middleware import SECURITY_HEADERS
+from api.rest.middleware import SECURITY_HEADERS
 from tests.rest import ONE_MB, assert_error, post_json
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from memesh_site import update_check
+from core import update_check
 from tests.processes import free_port
 from tests.rest import assert_json
 

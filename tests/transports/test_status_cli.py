@@ -20,9 +20,9 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
+from core import serve_record
 from graph.indexing import vectors
 from graph.models import Entity
-from memesh_site import serve_record
 from proposals.models import Proposal, TaskRun, TaskStatus
 from tests.helpers import remember
 from tests.processes import free_port, memesh_env, run_python

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from dream.telemetry import attempt_record, telemetry_prune, telemetry_summary
 from proposals.models import LLMAttempt
-from proposals.telemetry import attempt_record, telemetry_prune, telemetry_summary
 from tests.rest import assert_error, assert_json
 
 pytestmark = pytest.mark.django_db

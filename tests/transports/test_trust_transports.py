@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from api.openapi import ERROR_CODES
+from api.rest.openapi import ERROR_CODES
 from graph.errors import ObserveRequired, SourceRequired
 from graph.models import Entity
 from proposals.models import ProposalKind

@@ -1,4 +1,4 @@
-"""memesh_site/wsgi_bridge.py: Django under ASGI, the body read on the loop and the whole answer
+"""api/edge/wsgi_bridge.py: Django under ASGI, the body read on the loop and the whole answer
 sent back at once. (Served end to end by tests/e2e/test_serve.py; these feed it ASGI messages.)"""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from memesh_site.wsgi_bridge import WSGIBridge
+from api.edge.wsgi_bridge import WSGIBridge
 from tests.rest import asgi_scope
 
 

@@ -1,11 +1,11 @@
-"""The five rules of `memesh kg backfill-relations` (graph/ops/backfill_rules.py) on
+"""The five rules of `memesh kg backfill-relations` (graph/maintenance/backfill_rules.py) on
 hand-built snapshots: what each proposes, what each refuses, and the caps and ties."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from graph.ops.backfill_rules import (
+from graph.maintenance.backfill_rules import (
     BELONGS_TO_PROJECT,
     CO_CREATED,
     EVIDENCES,

@@ -133,7 +133,7 @@ def test_a_paced_embedder_calls_its_pace_before_each_model_call(
     model: LocalMiniLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The worker's embedder waits for a quiet moment of the server before every model call
-    (memesh_site/request_activity.py); the vectors are those of the unpaced model."""
+    (core/request_activity.py); the vectors are those of the unpaced model."""
     texts = [" ".join(["memory"] * 90), " ".join(["index"] * 100), "short", "brief note"]
     events: list[str] = []
     paced = LocalMiniLM(pace=lambda: events.append("pace"))

@@ -1,4 +1,4 @@
-"""graph/ops/entity_view.py's `built`: the fast constructor of the read operations' entities is
+"""graph/ops/kit/entity_view.py's `built`: the fast constructor of the read operations' entities is
 model_construct's equal, field for field and byte for byte."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from graph.ops.entity_view import EntityOutput, Match, RelationOutput, built
-from graph.ops.trust.view import TrustOutput
+from graph.ops.kit.entity_view import EntityOutput, Match, RelationOutput, built
+from graph.ops.kit.trust.view import TrustOutput
 
 
 def values(**overrides: Any) -> dict[str, Any]:

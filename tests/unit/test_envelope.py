@@ -18,8 +18,8 @@ from django.db.utils import DatabaseErrorWrapper
 from rest_framework import exceptions as drf
 
 from api.envelope import INTERNAL, Failure, failure_for, known_failure, ok, ok_json
+from core.db.driver import Database
 from graph.errors import InvalidInput, NotFound, StorageFull
-from memesh_site.db.driver import Database
 
 # --- the mapping ---------------------------------------------------------------------------------
 

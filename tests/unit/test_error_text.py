@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from api.openapi import ERROR_CODES
+from api.rest.openapi import ERROR_CODES
 from dashboard.error_text import (
     ERROR_SENTENCES,
     PROBE_SENTENCES,
@@ -54,7 +54,7 @@ def test_the_source_scan_finds_the_codes_made_outside_the_error_classes() -> Non
 
 
 def test_every_error_code_the_server_answers_with_has_a_sentence() -> None:
-    import api.management.commands.mcp  # noqa: F401 - defines a MemeshError of its own
+    import api.mcp_server.management.commands.mcp  # noqa: F401 - defines a MemeshError of its own
 
     classes = {cls.error_code for cls in _subclasses(MemeshError)} | {MemeshError.error_code}
     every = classes | set(ERROR_CODES) | codes_in_source()

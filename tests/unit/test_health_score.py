@@ -1,4 +1,4 @@
-"""The health score of GET /v1/analytics (graph/ops/analytics.py `health`), on hand-computed
+"""The health score of GET /v1/analytics (graph/ops/analytics/ `health`), on hand-computed
 counts: 30 % activity, 30 % quality, 20 % freshness (capped), 20 % lessons (5 for full)."""
 
 from __future__ import annotations

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from api.cli_runner import BadRequest, parse_request
+from api.cli.runner import BadRequest, parse_request
 from api.hooks.transcript import Transcript, read_transcript, session_evidence, turn_signals
-from graph.ops.handoff import MIN_HANDOFF_CHARS, clean_reply, pick_reply
-from graph.ops.lesson_guards import matches, recorded_commands, simple_commands
-from graph.ops.note_files import parse_frontmatter
-from graph.ops.remember_intent import remember_intent
+from graph.capture.handoff import MIN_HANDOFF_CHARS, clean_reply, pick_reply
+from graph.capture.lesson_guards import matches, recorded_commands, simple_commands
+from graph.capture.note_files import parse_frontmatter
+from graph.capture.remember_intent import remember_intent
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
 

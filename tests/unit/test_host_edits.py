@@ -1,4 +1,4 @@
-"""memesh_site/hosts/edits.py and the plugin it renders from: memesh's entries go in and come
+"""hosts/edits.py and the plugin it renders from: memesh's entries go in and come
 out of a host's configuration, and nothing of the user's changes."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import tomlkit
 
-from memesh_site.hosts import edits
-from memesh_site.hosts.documents import HostConfigInvalid, dump_json
-from memesh_site.hosts.plugin import hook_specs, mcp_server, memesh_hook_argv, plugin_dir
-from memesh_site.hosts.setup import server_entry
+from hosts import edits
+from hosts.documents import HostConfigInvalid, dump_json
+from hosts.plugin import hook_specs, mcp_server, memesh_hook_argv, plugin_dir
+from hosts.setup import server_entry
 from tests.processes import ROOT
 
 MEMESH = "/opt/memesh env/bin/memesh"  # a space: the command must be quoted for the shell
@@ -64,15 +64,15 @@ def test_the_plugin_manifests_name_memesh_and_its_server_runs_memesh_mcp() -> No
 
 
 def test_the_wheel_carries_every_plugin_file() -> None:
-    """memesh_site/integrations is integrations/ (a symlink), and pyproject's package-data
+    """hosts/integrations is integrations/ (a symlink), and pyproject's package-data
     patterns match every file of the plugin (a glob's `*` skips names starting with a dot, so
     those are named)."""
-    link = ROOT / "memesh_site" / "integrations"
+    link = ROOT / "hosts" / "integrations"
     assert link.is_symlink() and link.resolve() == (ROOT / "integrations").resolve()
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     packaged = {
         path
-        for pattern in config["package-data"]["memesh_site.integrations"]
+        for pattern in config["package-data"]["hosts.integrations"]
         for path in link.glob(pattern)
     }
     on_disk = {p for p in (link / "claude-code").rglob("*") if p.is_file()}

@@ -1,4 +1,4 @@
-"""The one bounded JSON decoding path (memesh_site/json_limits.py): its depth count without
+"""The one bounded JSON decoding path (core/json_limits.py): its depth count without
 parsing, the limit at MAX_JSON_DEPTH, and NaN refused."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memesh_site.json_limits import (
+from core.json_limits import (
     MAX_JSON_DEPTH,
     JSONTooDeep,
     bounded_events,

@@ -1,4 +1,4 @@
-"""The three LLM wire formats (proposals/llm/providers.py) against real loopback servers that
+"""The three LLM wire formats (dream/llm/providers.py) against real loopback servers that
 speak them (tests/fakes/llm_servers.py), and the failure classes the fallback chain acts on."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import socket
 
 import pytest
 
-from memesh_site.redact import redact, redact_message
-from proposals.llm.providers import ProviderError, ProviderSpec, complete, list_models
-from proposals.llm.types import LLMRequest
+from core.redact import redact, redact_message
+from dream.llm.providers import ProviderError, ProviderSpec, complete, list_models
+from dream.llm.types import LLMRequest
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 
 REQUEST = LLMRequest(flow="dreamer", system="You summarise.", prompt="Summarise this week.")

@@ -1,10 +1,10 @@
-"""The client name carried in a stateless /mcp session id (memesh_site/mcp_http.py)."""
+"""The client name carried in a stateless /mcp session id (api/mcp_server/http.py)."""
 
 from __future__ import annotations
 
 import json
 
-from memesh_site.mcp_http import (
+from api.mcp_server.http import (
     NAME_MAX,
     initialize_client_name,
     name_from_session_id,

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from graph.errors import InvalidInput, OperationFailed
-from graph.memory_tool import lines
-from graph.memory_tool.paths import (
+from api.memory_tool import lines
+from api.memory_tool.paths import (
     NAMESPACES,
     MemoryFile,
     MemoryPath,
@@ -18,9 +17,10 @@ from graph.memory_tool.paths import (
     parse_file_path,
     parse_path,
 )
+from graph.errors import InvalidInput, OperationFailed
 from graph.models import Namespace
 
-PURE = ["graph/memory_tool/paths.py", "graph/memory_tool/lines.py", "graph/errors.py"]
+PURE = ["api/memory_tool/paths.py", "api/memory_tool/lines.py", "graph/errors.py"]
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
@@ -42,10 +42,10 @@ def test_the_pure_modules_import_no_django(module: str) -> None:
     # (pydantic, and the plain project-tag helpers).
     assert {m for m in imported if m.startswith("graph.")} <= {
         "graph.errors",
-        "graph.ops.fields",
-        "graph.memory_tool.paths",
+        "graph.ops.kit.fields",
+        "api.memory_tool.paths",
     }
-    fields = _imports(ROOT / "graph/ops/fields.py")
+    fields = _imports(ROOT / "graph/ops/kit/fields.py")
     assert not {m for m in fields if m.split(".")[0] == "django"}
     assert {m for m in fields if m.startswith("graph")} <= {"graph.project_tags"}
     assert not {

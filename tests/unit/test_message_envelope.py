@@ -1,4 +1,4 @@
-"""Principal ids and the native envelope (agents/principal.py, agents/native.py): pure rules,
+"""Principal ids and the native envelope (messaging/principal.py, messaging/native.py): pure rules,
 no database."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agents.native import (
+from messaging.native import (
     FENCE_INFO,
     MAX_PAYLOAD_BYTES,
     PREAMBLE,
@@ -17,7 +17,7 @@ from agents.native import (
     native_envelope,
     payload_bytes,
 )
-from agents.principal import MAX_PRINCIPAL_CHARS, describe, principal_problem
+from messaging.principal import MAX_PRINCIPAL_CHARS, describe, principal_problem
 
 SENT = datetime(2026, 12, 1, 12, 0, 0, 123456, tzinfo=UTC)
 
@@ -35,7 +35,7 @@ def test_a_plain_id_of_up_to_200_characters_is_a_principal(value: str) -> None:
         ("a" * (MAX_PRINCIPAL_CHARS + 1), "longer than 200"),
         ("", "empty"),
         ("/home/me/agent", "path"),
-        ("agents/reviewer", "path"),
+        ("messaging/reviewer", "path"),
         ("C:\\agent", "path"),
         ("c:agent", "path"),
         ("..", "path"),

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from proposals.reply_json import Unparseable, reply_object
+from dream.reply_json import Unparseable, reply_object
 
 ANSWER = {"verdict": "pass", "warnings": [{"claim": "Run ```make test```", "reason": "```"}]}
 

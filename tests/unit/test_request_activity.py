@@ -1,4 +1,4 @@
-"""The request stamp a server writes and its worker waits on (memesh_site/request_activity.py),
+"""The request stamp a server writes and its worker waits on (core/request_activity.py),
 on a real memory-mapped file, with a clock the test moves: "time passes" only when the code
 sleeps, so every wait is exact and nothing depends on this machine's speed."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memesh_site import request_activity
-from memesh_site.request_activity import MIN_SLEEP_SECONDS, QUIET_SECONDS, Stamp
+from core import request_activity
+from core.request_activity import MIN_SLEEP_SECONDS, QUIET_SECONDS, Stamp
 
 
 class Clock:

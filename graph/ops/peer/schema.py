@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from graph.ops.fields import MAX_QUERY_CHARS, ObservationText, Output, StrictInput
-from graph.ops.trust.fields import (
+from graph.ops.kit.fields import MAX_QUERY_CHARS, ObservationText, Output, StrictInput
+from graph.ops.kit.trust.fields import (
     PARENT_ID_HELP,
     ConfidenceValue,
     MemoryId,
@@ -24,7 +24,7 @@ from graph.ops.trust.fields import (
     ReasonText,
     SourceText,
 )
-from graph.ops.trust.view import trust_output
+from graph.ops.kit.trust.view import trust_output
 from graph.project_tags import MAX_PROJECT_CHARS, is_project_tag, project_of
 from graph.storage.documents import EntityDocument
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from memesh_site import config_store
+from core import config_store
 
 CONFIG_KEY = "peerApi"
 

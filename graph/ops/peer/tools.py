@@ -1,5 +1,5 @@
 """One Operation per peer tool (`memory_remember`, …, `ping_memory`), each calling the memesh
-service it maps onto; the REST routes (api/peer_views.py) run the same Operations. They are
+service it maps onto; the REST routes (api/rest/peer_views.py) run the same Operations. They are
 tools but no /v1 routes, and are listed only when the switch is on (switch.py).
 
 `memory_consolidate` has no unreviewed equivalent in memesh: consolidation is a dream digest a
@@ -14,9 +14,10 @@ from django.utils import timezone
 from graph.errors import NotFound, OperationFailed
 from graph.models import Entity, Tag
 from graph.ops.forget import ForgetInput, entity_forget
+from graph.ops.kit.operation import READ_ONLY, CallContext, Operation, ToolHints, validated
+from graph.ops.kit.scope import read_scope
 from graph.ops.memory_list import MemoryListInput, memory_list
 from graph.ops.observe import ObserveInput, memory_observe
-from graph.ops.operation import READ_ONLY, CallContext, Operation, ToolHints, validated
 from graph.ops.peer.schema import (
     PeerConsolidateInput,
     PeerForgetInput,
@@ -42,7 +43,6 @@ from graph.ops.recall import RecallInput
 from graph.ops.recall.selector import entity_recall
 from graph.ops.remember import RememberInput, entity_remember
 from graph.ops.remember.note import parse_note
-from graph.ops.scope import read_scope
 from graph.ops.supersede import SupersedeInput, memory_supersede
 from graph.project_tags import is_project_tag, project_tag
 
@@ -96,7 +96,7 @@ def _recall(data: PeerRecallInput, ctx: CallContext) -> PeerRecallOutput:
         session_id=ctx.session_id,
     )
     now = timezone.now()
-    # Scoped as recall is (graph/ops/scope.py): the bound project's memories, those with no
+    # Scoped as recall is (graph/ops/kit/scope.py): the bound project's memories, those with no
     # project and global ones; a `namespace` names the project.
     scope = read_scope(project=None, tag=recall_input.tag, cross_project=False, ctx=ctx)
     result = entity_recall(data=recall_input, scope=scope, now=now)

@@ -9,9 +9,9 @@ and every module of a package runs its __init__ first (docs/performance-notes.md
 
 from __future__ import annotations
 
-from graph.ops.operation import READ_ONLY, CallContext, Operation
+from graph.ops.kit.operation import READ_ONLY, CallContext, Operation
+from graph.ops.kit.scope import read_scope
 from graph.ops.recall.schema import RecallInput, RecallOutput
-from graph.ops.scope import read_scope
 
 __all__ = ["RECALL", "RecallInput", "RecallOutput"]
 

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from graph.ops.entity_view import EntityOutput
-from graph.ops.fields import (
+from graph.ops.kit.entity_view import EntityOutput
+from graph.ops.kit.fields import (
     CROSS_PROJECT_HELP,
     DEFAULT_RECALL_LIMIT,
     MAX_QUERY_CHARS,
@@ -20,8 +20,8 @@ from graph.ops.fields import (
     StrictInput,
     TagName,
 )
-from graph.ops.scope import ScopeOutput
-from graph.ops.trust.fields import INCLUDE_EXPIRED_HELP, TrustName
+from graph.ops.kit.scope import ScopeOutput
+from graph.ops.kit.trust.fields import INCLUDE_EXPIRED_HELP, TrustName
 
 
 class RecallInput(StrictInput):

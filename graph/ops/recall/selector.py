@@ -20,10 +20,10 @@ fusion, graph.search.scoring the formula):
 No query lists recent memories (last write first) and counts no access: a listing is not a
 match.
 
-Both run inside the read's project scope (graph/ops/scope.py), applied in SQL with the other
+Both run inside the read's project scope (graph/ops/kit/scope.py), applied in SQL with the other
 filters: the keyword candidates, the vector side's neighbours (searched among the scope's
 ids) and the listing are the scope's own, never a filtered remainder of the whole database's.
-Both keep to the trust filters (graph/ops/trust/): `status` (facts or hypotheses only) and,
+Both keep to the trust filters (graph/ops/kit/trust/): `status` (facts or hypotheses only) and,
 unless `include_expired`, no memory whose `ttl_hours` has run out by `now`.
 """
 
@@ -37,12 +37,12 @@ from django.utils import timezone
 
 from graph.indexing import vectors
 from graph.models import Entity, EntityVector, Status
-from graph.ops.entity_view import Match, entity_outputs
+from graph.ops.kit.entity_view import Match, entity_outputs
+from graph.ops.kit.scope import UNBOUND, ReadScope, ScopeOutput
 from graph.ops.recall.access import note_accesses
 from graph.ops.recall.adjacent import adjacent_candidates
 from graph.ops.recall.schema import RecallInput, RecallOutput, Retrieval
 from graph.ops.recall.vector_side import VectorSide, plan_vector_side
-from graph.ops.scope import UNBOUND, ReadScope, ScopeOutput
 from graph.project_tags import is_project_tag
 from graph.search import fusion, late_interaction, scoring, text
 from graph.storage.documents import EntityDocument

@@ -4,7 +4,7 @@ schema.py holds its models, note.py the `note` parser, service.py the write."""
 
 from __future__ import annotations
 
-from graph.ops.operation import CallContext, Operation, ToolHints
+from graph.ops.kit.operation import CallContext, Operation, ToolHints
 from graph.ops.remember.schema import RememberInput, RememberOutput
 from graph.ops.remember.service import entity_remember
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from graph.ops.fields import (
+from graph.ops.kit.fields import (
     MAX_NOTE_CHARS,
     MAX_OBSERVATION_CHARS,
     MAX_OBSERVATIONS,

@@ -7,8 +7,8 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, Field, model_validator
 
-from graph.ops.entity_view import RelationOutput
-from graph.ops.fields import (
+from graph.ops.kit.entity_view import RelationOutput
+from graph.ops.kit.fields import (
     MAX_OBSERVATION_CHARS,
     MAX_OBSERVATIONS,
     MAX_RELATIONS,
@@ -28,8 +28,7 @@ from graph.ops.fields import (
     blank_to_none,
     field_error,
 )
-from graph.ops.remember.note import NoteText, parse_note
-from graph.ops.trust.fields import (
+from graph.ops.kit.trust.fields import (
     CONFIDENCE_HELP,
     INVALIDATION_CONDITION_HELP,
     INVALIDATION_TAG_HELP,
@@ -45,7 +44,8 @@ from graph.ops.trust.fields import (
     SourceText,
     TtlHours,
 )
-from graph.ops.trust.view import TrustOutput
+from graph.ops.kit.trust.view import TrustOutput
+from graph.ops.remember.note import NoteText, parse_note
 from graph.project_tags import has_project_tag
 
 
@@ -63,7 +63,7 @@ class RelationInput(StrictInput):
 
 class RememberInput(StrictInput):
     """remember's input: the reference's fields plus the agent guide's `note`, `replace`,
-    `why` and `project`, and the trust model's provenance fields (graph/ops/trust/).
+    `why` and `project`, and the trust model's provenance fields (graph/ops/kit/trust/).
 
     Cross-field rules checked here (each refusal names its field): `name` is required unless
     `note` is given; `type` unless `note` or `replace` is (a `replace` of a name that does not

@@ -1,6 +1,6 @@
 """remember's service: store a memory, or append to (or correct) the one of the same name.
 
-One transaction. The keyword index is rewritten (graph.ops.writes.index_after_write) inside
+One transaction. The keyword index is rewritten (graph.ops.kit.writes.index_after_write) inside
 it on every path that changes searchable text or status (including the archive done by a
 `supersedes` relation), so a failure anywhere leaves both as they were.
 """
@@ -17,13 +17,11 @@ from django.utils import timezone
 
 from graph.errors import InvalidInput, NameInOtherProject
 from graph.models import Entity, Namespace, Observation, Relation, Status, Tag
-from graph.ops.entity_view import RelationOutput
 from graph.ops.feedback import record_citations
-from graph.ops.fields import DECISION_TYPE, NOTE_TYPE, WHY_PREFIX, NamespaceName
-from graph.ops.remember.note import ParsedNote, parse_note
-from graph.ops.remember.schema import DerivedNote, RememberInput, RememberOutput, Retag
-from graph.ops.scope import entity_projects
-from graph.ops.trust.rules import (
+from graph.ops.kit.entity_view import RelationOutput
+from graph.ops.kit.fields import DECISION_TYPE, NOTE_TYPE, WHY_PREFIX, NamespaceName
+from graph.ops.kit.scope import entity_projects
+from graph.ops.kit.trust.rules import (
     SUPERSEDED_BY_KEY,
     Facets,
     Requested,
@@ -33,8 +31,10 @@ from graph.ops.trust.rules import (
     parent_of,
     with_event,
 )
-from graph.ops.trust.view import entity_trust
-from graph.ops.writes import entity_archive, index_after_insert, index_after_write
+from graph.ops.kit.trust.view import entity_trust
+from graph.ops.kit.writes import entity_archive, index_after_insert, index_after_write
+from graph.ops.remember.note import ParsedNote, parse_note
+from graph.ops.remember.schema import DerivedNote, RememberInput, RememberOutput, Retag
 from graph.project import plain_name
 from graph.project_tags import has_project_tag, is_project_tag, project_of, project_tag
 from graph.search.text import normalize_observation
@@ -150,7 +150,7 @@ def entity_remember(
       namespace moves it (metadata.previous_namespace records where from); an archived one
       is reactivated. Its confidence does not rise with a new observation (it did by 0.05
       before the trust model: appending is not observing; only `observe` raises it).
-    - Trust (graph/ops/trust/): a new memory is a fact when the call gives a `source`, else
+    - Trust (graph/ops/kit/trust/): a new memory is a fact when the call gives a `source`, else
       a hypothesis, with the call's `confidence` or its status's default; `parent_id` makes an
       unsourced one a derivation of that memory. `derived` (a service's own write, such as an
       accepted dream digest) sets the new memory's trust instead. On an existing memory the

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 DEFAULT_URL = "http://127.0.0.1:3737"
-SERVE_RECORD = "serve.json"  # memesh_site/serve_record.py
-CLI_PATH = "/_cli"  # memesh_site/cli_forward.py
+SERVE_RECORD = "serve.json"  # core/serve_record.py
+CLI_PATH = "/_cli"  # api/cli/forward.py
 CLI_TOKEN_HEADER = "X-Memesh-CLI-Token"
 CAPTURE_EVENT = "user-prompt-submit"
 TIMEOUT_S = 15.0
@@ -180,7 +180,7 @@ class InProcessTransport:
             import django
 
             django.setup()
-            from memesh_site.db.schema import migrate_if_needed
+            from core.db.schema import migrate_if_needed
 
             migrate_if_needed()  # a fresh MEMESH_HOME works from whichever process comes first
 
@@ -189,7 +189,7 @@ class InProcessTransport:
 
         from api.envelope import failure_for
         from api.operations import OPERATIONS
-        from graph.ops.operation import CallContext
+        from graph.ops.kit.operation import CallContext
 
         op = OPERATIONS.get(operation)
         if op is None:
@@ -211,8 +211,8 @@ class InProcessTransport:
     def capture_prompt(self, prompt: str, *, session_id: str, cwd: str) -> str | None:
         from django.db import close_old_connections
 
+        from api.cli.forward import MAX_STDIN_BYTES
         from api.hooks.dispatch import run_hook
-        from memesh_site.cli_forward import MAX_STDIN_BYTES
 
         close_old_connections()
         try:

@@ -5,7 +5,7 @@
  * model as memesh's own briefing shows it: a preamble saying it is data, not instructions,
  * then one line per memory (newlines collapsed, so a memory cannot forge a heading or a fence
  * line) inside a fence longer than any backtick run in it. The plugin's copy of memesh's rule
- * (graph/ops/briefing_render.py): it runs in OpenClaw's Node process, not in memesh's.
+ * (graph/ops/briefing/render.py): it runs in OpenClaw's Node process, not in memesh's.
  */
 
 export const PREAMBLE =
