@@ -19,18 +19,15 @@ ValidationError arriving here is an output model failing, a server bug, so it is
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import DisallowedHost
 from rest_framework import exceptions as drf
 
+from core.errors import Failure, MemeshError
 from core.json_limits import JSONTooDeep
-from graph.errors import MemeshError, StorageError
+from graph.errors import StorageError
 from graph.storage.conditions import storage_error
 
 logger = logging.getLogger(__name__)
@@ -44,35 +41,6 @@ def ok(data: Any) -> dict[str, Any]:
 def ok_json(data_json: str) -> str:
     """The success envelope around data already encoded as JSON (pydantic's own encoder)."""
     return '{"success":true,"data":' + data_json + "}"
-
-
-@dataclass(frozen=True)
-class Failure:
-    """An error as every transport reports it: REST's HTTP status, the stable code, the
-    message, the field at fault (when one is), and a route's legacy extra keys."""
-
-    status: int
-    error_code: str
-    message: str
-    field: str | None = None
-    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-
-    def body(self) -> dict[str, Any]:
-        """The failure envelope."""
-        body: dict[str, Any] = {
-            "success": False,
-            "errorCode": self.error_code,
-            "error": self.message,
-        }
-        if self.field:
-            body["field"] = self.field
-        body.update(self.extra)
-        return body
-
-    def to_json(self) -> str:
-        """The failure envelope as one line of JSON (MCP's text block, the CLI's stderr, the
-        ASGI edge's body)."""
-        return json.dumps(self.body(), ensure_ascii=False)
 
 
 INTERNAL = Failure(500, "server.internal", "Internal server error")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from api.envelope import Failure
+from core.errors import Failure
 
 RETIRED_CODE = "route.retired"
 

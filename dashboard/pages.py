@@ -15,9 +15,9 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from core.errors import MemeshError
 from dashboard.error_text import error_sentence
 from dream import config
-from graph.errors import MemeshError
 from graph.ops.kit.operation import CallContext
 from proposals.permissions import HtmxHttpRequest, reviewer_required
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from graph.errors import NotFound
+from core.errors import NotFound
 from graph.models import Entity
 from graph.ops.kit.entity_view import EntityOutput, entity_outputs
 from graph.ops.kit.trust.rules import HISTORY_KEY

@@ -26,12 +26,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core import config_store, json_limits
+from core.errors import InvalidInput, OperationFailed
 from core.redact import mask_secret_fields
 from dream.llm.chain import llm_chain
 from dream.llm.probe import probe
 from dream.llm.providers import Provider
 from graph.embedding.config import EmbedderSection, load_config
-from graph.errors import InvalidInput, OperationFailed
 from graph.ops.briefing import Level
 from graph.ops.kit.validation_errors import describe_validation_error, first_field
 

@@ -29,8 +29,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from core.errors import OperationFailed
 from dream.passes import EPISODIC_TYPES, llm_configured
-from graph.errors import OperationFailed
 from graph.models import Entity, Status
 from proposals.models import DREAM_RUN_KIND, Proposal, ProposalKind, TaskRun
 from proposals.schemas import DEFAULT_WINDOW_DAYS

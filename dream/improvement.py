@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 from django.db import transaction
 from pydantic import AfterValidator, Field
 
-from graph.errors import InvalidInput, NotFound
+from core.errors import InvalidInput, NotFound
 from graph.models import Entity
 from graph.ops.kit.fields import Output, StrictInput, stripped_not_blank
 from graph.ops.kit.operation import CallContext, Operation, ToolHints

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Sequence
 from dream import prompts
 from dream.config import config_load
 from dream.llm.chain import complete, llm_chain
+from dream.llm.errors import LLMNotConfigured
 from dream.llm.types import LLMRequest, LLMResult
-from graph.errors import LLMNotConfigured
 from graph.models import Entity, Observation, Tag
 from graph.project_tags import PROJECT_TAG_PREFIX
 

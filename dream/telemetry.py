@@ -19,8 +19,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import InvalidParameter
 from core.redact import redact_message
-from graph.errors import InvalidParameter
 from proposals.models import LLMAttempt
 
 DEFAULT_WINDOW_DAYS = 30

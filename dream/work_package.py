@@ -34,6 +34,7 @@ from django.db import transaction
 from django.urls import reverse
 from pydantic import Field
 
+from core.errors import InvalidInput
 from core.secret_scan import mask_secrets
 from dream import prompts
 from dream import work_package_sources as sources
@@ -41,7 +42,6 @@ from dream.dreamer import MIN_CLUSTER
 from dream.passes import configured_language, load_memories, normalise_project
 from dream.transcript_mining import SOURCE_TAG, TRANSCRIPT_SOURCE
 from dream.work_package_results import digest_proposed, memory_proposed, result_schema
-from graph.errors import InvalidInput
 from graph.ops.kit.fields import Output, StrictInput
 from graph.ops.kit.operation import CallContext, Operation, ToolHints
 from graph.project import project_id

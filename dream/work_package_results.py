@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, Field
 
+from core.errors import InvalidInput
 from core.secret_scan import find_secret
 from dream import prompts
 from dream.dreamer import Cluster, digest_name
@@ -32,7 +33,6 @@ from dream.transcript_mining import (
     sanitised,
     secret_in,
 )
-from graph.errors import InvalidInput
 from graph.ops.kit.fields import StrictInput, stripped_not_blank
 from graph.ops.kit.operation import validated
 from graph.project_tags import PROJECT_TAG_PREFIX

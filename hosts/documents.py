@@ -24,7 +24,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.toml_document import TOMLDocument
 
-from graph.errors import MemeshError
+from core.errors import MemeshError
 
 BACKUP_SUFFIX = ".memesh-backup"
 NEW_FILE_MODE = 0o600

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graph.errors import MemeshError
+from core.errors import MemeshError
 
 PLUGIN_NAME = "memesh"
 SERVER_NAME = "memesh"  # the MCP server's name in every host's configuration

@@ -37,7 +37,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from api.edge.wsgi_bridge import WSGIBridge
-from api.envelope import Failure
+from core.errors import Failure
 from memesh_site.wsgi import application as wsgi_application  # sets Django up
 
 from api.rest import fast_path as direct_routes  # isort: skip  (it loads models: after the setup)

@@ -7,7 +7,7 @@ follow memesh's own `family.kebab-case` style.
 
 from __future__ import annotations
 
-from graph.errors import MemeshError
+from core.errors import MemeshError
 
 
 class InvalidRecipient(MemeshError):

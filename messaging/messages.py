@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from graph.errors import InvalidInput, NotFound
+from core.errors import InvalidInput, NotFound
 from messaging.errors import (
     IntendedForOtherSession,
     NativeMessageTooLarge,

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.ops.kit.operation import CallContext, Operation, ToolHints
 from messaging.errors import InvalidRecipient
 from messaging.messages import (

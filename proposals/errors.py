@@ -4,7 +4,7 @@ and HTTP status; every transport maps them through api/envelope.py like any meme
 
 from __future__ import annotations
 
-from graph.errors import MemeshError
+from core.errors import MemeshError
 
 
 class HumanReviewOnly(MemeshError):

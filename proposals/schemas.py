@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.ops.kit.validation_errors import describe_validation_error, first_field
 
 MAX_REASON_CHARS = 500

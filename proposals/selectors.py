@@ -11,7 +11,7 @@ from typing import Any
 from django.db.models import Count
 from django.utils import timezone
 
-from graph.errors import InvalidParameter, NotFound
+from core.errors import InvalidParameter, NotFound
 from graph.models import Entity, Observation, Status, Tag
 from graph.ops.kit.trust.rules import facets_derived
 from graph.ops.kit.trust.view import entity_trust, entity_unconfirmed

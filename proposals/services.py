@@ -26,7 +26,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from graph.errors import InvalidInput, NotFound, OperationFailed
+from core.errors import InvalidInput, NotFound, OperationFailed
 from graph.models import Entity, Relation, Status
 from graph.ops.forget import ForgetInput, entity_forget
 from graph.ops.kit.trust.rules import facets_derived
@@ -439,7 +439,7 @@ def task_run_execute(task_id: str, body: Callable[[dict[str, Any]], dict[str, An
     """Run a queued task's body, recording running -> succeeded | failed on its TaskRun.
 
     A task already started (a redelivered message) is not run twice."""
-    from graph.errors import MemeshError
+    from core.errors import MemeshError
 
     started = TaskRun.objects.filter(pk=uuid.UUID(task_id), status=TaskStatus.QUEUED).update(
         status=TaskStatus.RUNNING, started_at=timezone.now()

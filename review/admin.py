@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_POST
 
-from graph.errors import MemeshError
+from core.errors import MemeshError
 from proposals import services
 from proposals.models import Proposal, ProposalReview, ProposalStatus, ReviewChannel
 from proposals.permissions import REVIEW_PERMISSION

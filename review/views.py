@@ -20,8 +20,8 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from core.errors import MemeshError, NotFound
 from dream.due import dream_due
-from graph.errors import MemeshError, NotFound
 from proposals import selectors, services
 from proposals.models import ProposalKind, ProposalStatus, ReviewChannel
 from proposals.permissions import HtmxHttpRequest, reviewer_required

@@ -23,11 +23,11 @@ from typing import Any, ClassVar, Literal, NoReturn
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from api.envelope import Failure, known_failure
+from api.envelope import known_failure
 from api.invocation import invocation_directory
 from core import json_limits
 from core.db.schema import migrate_if_needed
-from graph.errors import InvalidInput
+from core.errors import Failure, InvalidInput
 from graph.ops.kit.operation import CallContext, Operation
 from graph.project import project_id
 

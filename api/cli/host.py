@@ -31,8 +31,8 @@ from typing import Any
 
 from api.cli import forward as cli_forward
 from api.cli.runner import CLI_THREAD, BadRequest, parse_request, run_command
-from api.envelope import Failure
 from core import json_limits, paths
+from core.errors import Failure
 
 logger = logging.getLogger(__name__)
 

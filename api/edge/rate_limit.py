@@ -22,7 +22,7 @@ from typing import Any
 from django.conf import settings
 
 from api.edge import remote_auth
-from api.envelope import Failure
+from core.errors import Failure
 
 LIMIT_ENV = "MEMESH_RATE_LIMIT_PER_MINUTE"
 REMOTE_DEFAULT_PER_MINUTE = 600

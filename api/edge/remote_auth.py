@@ -25,7 +25,7 @@ from typing import Any
 
 from django.conf import settings
 
-from api.envelope import Failure
+from core.errors import Failure
 from core.paths import ensure_private_file, memesh_home
 
 TOKEN_ENV = "MEMESH_REMOTE_TOKEN"

@@ -21,8 +21,8 @@ from api.hooks import inbox
 from api.hooks.output import HookReply, Note, context
 from api.hooks.payload import HookPayload
 from core import hook_outcomes
+from core.errors import MemeshError
 from core.redact import redact_message
-from graph.errors import MemeshError
 from graph.ops.briefing import DEFAULT_LEVEL, Level, build_briefing, configured_level
 from graph.ops.briefing.render import clean, wrap
 from graph.project import project_line

@@ -42,8 +42,9 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from api.envelope import Failure, failure_for
+from api.envelope import failure_for
 from api.mcp_server import http as mcp_http
+from core.errors import Failure
 from graph.ops.kit.fields import MAX_SESSION_ID_CHARS
 from graph.ops.kit.operation import CallContext, Operation
 

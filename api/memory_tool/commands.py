@@ -3,7 +3,7 @@
 This is the tool's edge, as a view is a REST endpoint's: the input comes from a model over the
 wire, so the declared schema describes what should arrive, not what does — every field is
 checked here, each command calls one selector or service, and every refusal (a
-`graph.errors.MemeshError`, or a schema error the services raise) becomes a result with
+`core.errors.MemeshError`, or a schema error the services raise) becomes a result with
 `is_error=True`, never an exception. Nothing changes when a command is refused.
 
 An application working for one repository passes its project (graph.project.project_id):
@@ -42,7 +42,7 @@ from api.memory_tool.services import (
     memory_file_rename,
     memory_file_str_replace,
 )
-from graph.errors import InvalidInput, MemeshError
+from core.errors import InvalidInput, MemeshError
 from graph.ops.kit.scope import UNBOUND, ReadScope
 from graph.ops.kit.validation_errors import describe_validation_error
 from graph.project_tags import project_of

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graph.errors import InvalidInput, OperationFailed
+from core.errors import InvalidInput, OperationFailed
 from graph.ops.kit.fields import MAX_OBSERVATION_CHARS
 
 

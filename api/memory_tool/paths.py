@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, cast, get_args
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.ops.kit.fields import MAX_NAME, NamespaceName
 
 ROOT: Final = "/memories"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from api.memory_tool.paths import NAMESPACES, MemoryFile
-from graph.errors import NotFound
+from core.errors import NotFound
 from graph.models import Entity, Observation, Status, Tag
 from graph.ops.kit.scope import UNBOUND, ReadScope
 

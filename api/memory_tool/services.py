@@ -30,7 +30,7 @@ from django.utils import timezone
 from api.memory_tool.lines import insert_position, plan_str_replace
 from api.memory_tool.paths import MemoryFile
 from api.memory_tool.selectors import memory_file_entity, memory_file_observations
-from graph.errors import OperationFailed
+from core.errors import OperationFailed
 from graph.models import Entity, Observation, Status
 from graph.ops.forget import ForgetInput, entity_forget
 from graph.ops.kit.fields import NOTE_TYPE

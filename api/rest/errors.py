@@ -8,7 +8,8 @@ from typing import Any
 from django.http import JsonResponse
 from rest_framework.response import Response
 
-from api.envelope import INTERNAL, Failure, failure_for, known_failure
+from api.envelope import INTERNAL, failure_for, known_failure
+from core.errors import Failure
 
 
 def failure_response(failure: Failure) -> Response:

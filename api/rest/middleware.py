@@ -7,8 +7,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from api.envelope import Failure
 from api.rest.errors import failure_json_response
+from core.errors import Failure
 
 _HINT = (
     "Split large exports/imports into smaller batches, or stream them via the CLI "

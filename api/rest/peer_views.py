@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from api.rest.errors import route_not_found
 from api.rest.views import HTTP_CONTEXT
-from graph.errors import InvalidInput, InvalidParameter
+from core.errors import InvalidInput, InvalidParameter
 from graph.ops.peer.switch import peer_api_enabled
 from graph.ops.peer.tools import peer_operation
 

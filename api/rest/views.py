@@ -15,14 +15,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api import envelope
-from api.envelope import Failure
 from api.rest.errors import failure_json_response, failure_response
 from api.retired import RETIRED
 from core import update_check
+from core.errors import Failure, InvalidInput, InvalidParameter
 from core.redact import redact
 from dream import doctor as dream_doctor
 from graph import doctor
-from graph.errors import InvalidInput, InvalidParameter
 from graph.models import Entity, Status
 from graph.ops.kit.operation import CallContext, Operation
 from graph.project import project_id

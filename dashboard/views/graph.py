@@ -17,11 +17,11 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from core.errors import NotFound
 from dashboard.graph_layout import layout
 from dashboard.graph_svg import SvgNode, edges_markup, nodes_markup
 from dashboard.pages import HtmxHttpRequest, dashboard_required, page
 from dashboard.selectors import memory_page_get
-from graph.errors import NotFound
 from graph.ops.graph_view import WORK_LAYER, graph_evidence_get, graph_read
 from graph.storage.commit_cache import kept_until_commit
 

@@ -13,11 +13,11 @@ from django.http import HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from core.errors import MemeshError
 from dashboard.charts import line_chart, percent_width
 from dashboard.pages import HtmxHttpRequest, dashboard_required, page, refused
 from dream import telemetry
 from dream.demo import demo_entity_ids, demo_reset, demo_seed
-from graph.errors import MemeshError
 from graph.ops.analytics import WEIGHTS, analytics_get
 from graph.ops.stats import stats_get
 from proposals import selectors

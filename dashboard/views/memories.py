@@ -19,9 +19,9 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from core.errors import MemeshError, NotFound
 from dashboard.pages import DASHBOARD_CONTEXT, HtmxHttpRequest, dashboard_required, page, refused
 from dashboard.selectors import memory_page_get
-from graph.errors import MemeshError, NotFound
 from graph.ops import registry
 from graph.ops.forget import ForgetInput, entity_forget
 from graph.ops.graph_view import graph_evidence_get

@@ -18,9 +18,9 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from core.errors import NotFound
 from dashboard.pages import HtmxHttpRequest, dashboard_required, page
 from dashboard.selectors import entities_get
-from graph.errors import NotFound
 from graph.ops.entity_types import LESSON_TYPES
 from graph.ops.graph_view import WORK_LAYER, GraphNode, graph_evidence_get, graph_get
 from graph.ops.kit.entity_view import EntityOutput

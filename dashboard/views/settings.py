@@ -16,13 +16,13 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from core.errors import MemeshError, NotFound
 from dashboard.error_text import error_sentence, probe_sentence
 from dashboard.pages import THEMES, HtmxHttpRequest, dashboard_required, page, refused
 from dream import config
 from dream.llm.providers import Provider
 from dream.tasks import KIND_REINDEX, config_saved, task_run_enqueue
 from graph.capture.capture import auto_capture_enabled
-from graph.errors import MemeshError, NotFound
 from proposals import selectors
 from proposals.models import TaskStatus
 

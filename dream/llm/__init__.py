@@ -10,6 +10,6 @@ Contract used by the dreamer, pattern detector, conflict judge and validator:
     result = complete(LLMRequest(flow="dreamer", system=..., prompt=..., project=...))
     result.text  # the model's reply
 
-Raises `graph.errors.LLMNotConfigured` when no provider is configured, and `LLMUnavailable`
+Raises `dream.llm.errors.LLMNotConfigured` when no provider is configured, and `LLMUnavailable`
 when every provider of the chain failed (or the chain stopped on a 400).
 """

@@ -16,12 +16,13 @@ import uuid
 from typing import Any
 
 from core import config_store
+from core.errors import OperationFailed
 from core.redact import redact_message, secret_values
 from dream.llm import providers
+from dream.llm.errors import LLMNotConfigured
 from dream.llm.providers import DEFAULT_MODELS, ProviderSpec
 from dream.llm.types import LLMRequest, LLMResult, LLMUnavailable
 from dream.telemetry import attempt_record
-from graph.errors import LLMNotConfigured, OperationFailed
 
 logger = logging.getLogger(__name__)
 

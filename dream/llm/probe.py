@@ -20,9 +20,9 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.config_store import API_KEY_PATTERN
+from core.errors import InvalidInput
 from core.redact import redact_message
 from dream.llm.providers import Provider, ProviderError, list_models, timeout_seconds
-from graph.errors import InvalidInput
 from graph.ops.kit.validation_errors import describe_validation_error
 
 PROBE_TIMEOUT_CAP_SECONDS = 15.0

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.errors import InvalidParameter
 from graph.capture.commit_capture import CommitFacts
-from graph.errors import InvalidParameter
 
 GIT_TIMEOUT_SECONDS = 5  # the reference's bound on each git call
 _HASH = re.compile(r"^[0-9a-f]{7,40}$")

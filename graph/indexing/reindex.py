@@ -26,9 +26,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import MemeshError
 from graph.embedding import provider
 from graph.embedding.base import Embedder, EmbedderError
-from graph.errors import MemeshError
 from graph.indexing import vectors
 from graph.indexing.vectors import LIVE_KEY, STAGING_KEY, Generation, UnreadableMarker
 from graph.models import Entity, EntityVector, Status

@@ -25,8 +25,8 @@ from django.db import transaction
 from django.db.models import Count
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator
 
+from core.errors import OperationFailed
 from core.paths import ensure_private_dir, ensure_private_file, memesh_home
-from graph.errors import OperationFailed
 from graph.models import Tag
 from graph.ops.kit.fields import Output, StrictInput, valid_text
 from graph.ops.kit.writes import index_after_write

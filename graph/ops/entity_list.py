@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from graph.errors import InvalidParameter, NotFound
+from core.errors import InvalidParameter, NotFound
 from graph.models import Entity, Status
 from graph.ops.kit.entity_view import EntityOutput, entity_outputs
 from graph.ops.kit.fields import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, MAX_TYPE, Output

@@ -33,7 +33,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_core import from_json
 
-from graph.errors import NotFound
+from core.errors import NotFound
 from graph.models import Entity
 from graph.ops.entity_types import EVIDENCES, NOISE_TYPES, WORK_TYPES
 from graph.ops.kit.entity_view import EntityOutput, RelationOutput, built, entity_outputs

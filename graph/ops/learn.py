@@ -17,7 +17,8 @@ from typing import Annotated, Literal
 from django.db import transaction
 from pydantic import AfterValidator, Field
 
-from graph.errors import InvalidInput, NameInOtherProject
+from core.errors import InvalidInput
+from graph.errors import NameInOtherProject
 from graph.models import Entity, Tag
 from graph.ops.kit.fields import MAX_OBSERVATION_CHARS, Output, ProjectValue, StrictInput
 from graph.ops.kit.operation import CallContext, Operation, ToolHints

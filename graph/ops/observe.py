@@ -16,7 +16,8 @@ from django.db import transaction
 from django.utils import timezone
 from pydantic import Field
 
-from graph.errors import OperationFailed, SourceRequired
+from core.errors import OperationFailed
+from graph.errors import SourceRequired
 from graph.models import Status, TrustStatus
 from graph.ops.kit.fields import Output
 from graph.ops.kit.memory_ref import MemoryRef

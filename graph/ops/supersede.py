@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from pydantic import Field
 
-from graph.errors import OperationFailed
+from core.errors import OperationFailed
 from graph.models import Entity, Status, Tag
 from graph.ops.kit.fields import (
     MAX_OBSERVATIONS,

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 from pydantic import Field
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.models import MetaEntry
 from graph.ops.kit.fields import Output, StrictInput
 from graph.ops.kit.operation import CallContext, Operation, ToolHints

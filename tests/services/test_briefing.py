@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
-from graph.errors import InvalidInput, OperationFailed
+from core.errors import InvalidInput, OperationFailed
 from graph.models import Entity, MetaEntry
 from graph.ops.briefing import BRIEFING, MAX_INDEX_BYTES, briefing_index
 from graph.ops.briefing.render import BUDGET_CHARS, PREAMBLE

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from core.errors import InvalidInput
 from core.json_limits import MAX_JSON_DEPTH
-from graph.errors import InvalidInput
 from graph.models import Entity, Relation
 from graph.ops.bundle import IMPORT
 from graph.ops.bundle.importer import IMPORT_CHUNK

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from dream.config import config_update
 from dream.dreamer import dream_run
-from graph.errors import LLMNotConfigured
+from dream.llm.errors import LLMNotConfigured
 from graph.models import Entity, Relation
 from proposals.models import Proposal, ProposalKind, ProposalStatus
 from proposals.services import proposal_accept, proposal_reject

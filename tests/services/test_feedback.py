@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.models import Entity, Outcome, SessionOutcome
 from graph.ops.feedback import MAX_FEEDBACK_IDS, feedback_record, record_citations
 from graph.ops.kit.operation import CallContext

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.models import Entity, Observation
 from tests.helpers import forget, names, observations_of, recall, remember, stored
 

@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from graph.errors import NotFound
+from core.errors import NotFound
 from graph.models import Entity
 from graph.ops import graph_view
 from graph.ops.entity_list import entity_get

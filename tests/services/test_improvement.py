@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from core.errors import MemeshError
 from dream.improvement import IMPROVEMENT, improvement_accept, improvement_reject
-from graph.errors import MemeshError
 from graph.models import Entity
 from graph.ops.kit.operation import CallContext
 from proposals.models import Proposal, ProposalKind, ProposalReview

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.models import Entity
 from graph.ops.kit.operation import CallContext
 from graph.ops.learn import LEARN, error_signature, error_words, lesson_name

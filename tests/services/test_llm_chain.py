@@ -12,8 +12,8 @@ from django.db import connection
 
 from dream.config import config_update
 from dream.llm.chain import complete
+from dream.llm.errors import LLMNotConfigured
 from dream.llm.types import LLMRequest, LLMUnavailable
-from graph.errors import LLMNotConfigured
 from proposals.models import LLMAttempt
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from graph.errors import InvalidInput, NotFound
+from core.errors import InvalidInput, NotFound
 from graph.ops.kit.operation import CallContext
 from messaging.errors import (
     IntendedForOtherSession,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.models import Entity
 from graph.ops.user_patterns import USER_PATTERNS, UserPatternsOutput, render_markdown
 from graph.project import project_id

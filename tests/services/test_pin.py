@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.models import Entity
 from graph.ops.pin import PIN, UNPIN, is_pinned
 from tests.helpers import CTX, remember, stored

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from core.db.driver import Database
-from graph.errors import InvalidInput, OperationFailed
+from core.errors import InvalidInput, OperationFailed
 from graph.indexing import consistency
 from graph.maintenance import project_rename as rename_module
 from graph.maintenance.project_rename import (

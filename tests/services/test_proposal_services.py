@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from graph.errors import InvalidInput, NotFound, OperationFailed
+from core.errors import InvalidInput, NotFound, OperationFailed
 from graph.models import Entity, Relation, Status
 from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
 from proposals.models import Proposal, ProposalKind, ProposalReview, ProposalStatus

@@ -7,7 +7,7 @@ import unicodedata
 import pytest
 from django.utils import timezone
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.models import Entity
 from graph.ops.kit.scope import UNBOUND
 from graph.ops.recall.access import flush_accesses

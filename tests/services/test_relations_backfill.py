@@ -134,7 +134,7 @@ def test_archived_entities_take_part_only_when_asked() -> None:
 
 
 def test_bad_values_are_refused_before_anything_runs() -> None:
-    from graph.errors import InvalidInput
+    from core.errors import InvalidInput
 
     for bad in ({"max_per_source": 0}, {"min_jaccard": 1.5}, {"project": " "}, {"extra": 1}):
         with pytest.raises(InvalidInput):

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.models import FACT_CONFIDENCE, HYPOTHESIS_CONFIDENCE, Entity
 from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.models import Entity
 from graph.ops.kit.fields import MAX_TITLE
 from graph.ops.kit.operation import CallContext

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.models import MetaEntry
 from graph.ops.kit.operation import CallContext
 from graph.ops.task_state import (

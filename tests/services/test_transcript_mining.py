@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from dream import mining_state
 from dream.config import config_update
+from dream.llm.errors import LLMNotConfigured
 from dream.transcript_mining import transcripts_mine
-from graph.errors import LLMNotConfigured
 from graph.models import Entity
 from graph.project import project_id
 from proposals.models import Proposal, ProposalKind

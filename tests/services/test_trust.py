@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from graph.errors import InvalidInput, NotFound, ObserveRequired, OperationFailed, SourceRequired
+from core.errors import InvalidInput, NotFound, OperationFailed
+from graph.errors import ObserveRequired, SourceRequired
 from graph.models import Entity, Relation
 from graph.ops.kit.operation import CallContext
 from graph.ops.memory_list import MemoryListInput, memory_list

@@ -20,7 +20,7 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graph.errors import MemeshError
+from core.errors import MemeshError
 from graph.models import Entity, Relation, Status
 from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS

@@ -14,11 +14,11 @@ from django.conf import settings
 from django.db import connection
 
 from core import paths
+from core.errors import MemeshError
 from dream import prompts
 from dream.dreamer import MAX_CLUSTER
 from dream.work_package import WORK_PACKAGE
 from dream.work_package_sources import MAX_TRANSCRIPT_CHARS, MAX_TRANSCRIPT_TURNS
-from graph.errors import MemeshError
 from graph.models import Entity
 from graph.ops.kit.operation import CallContext
 from proposals.models import Proposal, ProposalKind, ProposalStatus

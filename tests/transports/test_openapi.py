@@ -29,7 +29,8 @@ from api.rest.openapi import (
     rest_operations,
     route_path,
 )
-from graph.errors import MemeshError, NameInOtherProject, SourceRequired, StorageError
+from core.errors import MemeshError
+from graph.errors import NameInOtherProject, SourceRequired, StorageError
 from graph.ops.registry import OPERATIONS
 from messaging.errors import RecipientUnavailable
 from proposals.errors import HumanReviewOnly, StalePackage

@@ -15,8 +15,9 @@ from api.mcp_server.server import _agent_tools, _operations, _tools
 from api.operations import agent_tools, tool_operations
 from api.tool_schemas import tool_definitions
 from core.config_store import config_path
+from core.errors import OperationFailed
 from dream.config import config_update
-from graph.errors import OperationFailed, SourceRequired
+from graph.errors import SourceRequired
 from graph.models import Entity
 from graph.ops.kit.operation import CallContext
 from graph.ops.peer.tools import PEER_OPERATIONS, peer_operation

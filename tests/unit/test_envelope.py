@@ -17,9 +17,10 @@ from django.db import OperationalError
 from django.db.utils import DatabaseErrorWrapper
 from rest_framework import exceptions as drf
 
-from api.envelope import INTERNAL, Failure, failure_for, known_failure, ok, ok_json
+from api.envelope import INTERNAL, failure_for, known_failure, ok, ok_json
 from core.db.driver import Database
-from graph.errors import InvalidInput, NotFound, StorageFull
+from core.errors import Failure, InvalidInput, NotFound
+from graph.errors import StorageFull
 
 # --- the mapping ---------------------------------------------------------------------------------
 

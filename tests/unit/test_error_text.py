@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from api.rest.openapi import ERROR_CODES
+from core.errors import MemeshError
 from dashboard.error_text import (
     ERROR_SENTENCES,
     PROBE_SENTENCES,
@@ -18,7 +19,6 @@ from dashboard.error_text import (
     error_sentence,
     probe_sentence,
 )
-from graph.errors import MemeshError
 from tests.processes import ROOT
 
 SERVER_CODE = ("agents", "api", "dashboard", "graph", "memesh_site", "proposals")

@@ -17,7 +17,7 @@ from api.memory_tool.paths import (
     parse_file_path,
     parse_path,
 )
-from graph.errors import InvalidInput, OperationFailed
+from core.errors import InvalidInput, OperationFailed
 from graph.models import Namespace
 
 PURE = ["api/memory_tool/paths.py", "api/memory_tool/lines.py", "graph/errors.py"]

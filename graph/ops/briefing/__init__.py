@@ -34,7 +34,7 @@ from django.utils import timezone
 from pydantic import AfterValidator, Field
 
 from core import config_store
-from graph.errors import InvalidInput, OperationFailed
+from core.errors import InvalidInput, OperationFailed
 from graph.models import Entity, Namespace, Status
 from graph.ops.briefing.render import (
     MAX_REASON_CHARS,

@@ -18,8 +18,8 @@ import ijson
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import InvalidInput
 from core.json_limits import JSONTooDeep, bounded_events
-from graph.errors import InvalidInput
 from graph.ops.bundle.exporter import (
     BUNDLE_VERSION,
     bundle_count,

@@ -45,8 +45,8 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 from pydantic import Field, ValidationError
 
+from core.errors import InvalidInput
 from graph.errors import (
-    InvalidInput,
     StorageBusy,
     StorageCannotOpen,
     StorageError,

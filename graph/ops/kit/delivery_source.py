@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from graph.errors import OperationFailed
+from core.errors import OperationFailed
 
 # (project, recipient, session) -> lines
 DeliverySource = Callable[[str, str, str | None], list[str]]

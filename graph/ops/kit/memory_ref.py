@@ -7,7 +7,8 @@ from typing import Self
 
 from pydantic import Field, model_validator
 
-from graph.errors import NameInOtherProject, NotFound
+from core.errors import NotFound
+from graph.errors import NameInOtherProject
 from graph.models import Entity
 from graph.ops.kit.fields import Name, StrictInput, field_error
 from graph.ops.kit.scope import entity_projects

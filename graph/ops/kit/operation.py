@@ -14,7 +14,7 @@ from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.ops.kit.validation_errors import describe_validation_error, first_field
 
 M = TypeVar("M", bound=BaseModel)

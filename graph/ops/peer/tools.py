@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from graph.errors import NotFound, OperationFailed
+from core.errors import NotFound, OperationFailed
 from graph.models import Entity, Tag
 from graph.ops.forget import ForgetInput, entity_forget
 from graph.ops.kit.operation import READ_ONLY, CallContext, Operation, ToolHints, validated

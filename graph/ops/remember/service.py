@@ -15,7 +15,8 @@ from typing import Any, cast
 from django.db import transaction
 from django.utils import timezone
 
-from graph.errors import InvalidInput, NameInOtherProject
+from core.errors import InvalidInput
+from graph.errors import NameInOtherProject
 from graph.models import Entity, Namespace, Observation, Relation, Status, Tag
 from graph.ops.feedback import record_citations
 from graph.ops.kit.entity_view import RelationOutput

@@ -14,7 +14,7 @@ from typing import Any, cast
 from django.core.management.base import CommandParser
 
 from api.cli.base import PROJECT_HELP, OperationCommand, given
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from graph.ops.briefing import BRIEFING, LEVELS, BriefingInput, briefing_index
 from graph.project import project_id
 

@@ -16,11 +16,10 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from api.cli.base import MemeshCommand, invocation_directory
-from api.envelope import Failure
+from core.errors import Failure, InvalidInput
 from dream import conflicts, dreamer, patterns
 from dream import transcript_mining as mining
 from dream.patterns import DEFAULT_MIN_SIGNAL
-from graph.errors import InvalidInput
 from proposals import schemas, selectors, services
 from proposals.models import ReviewChannel
 

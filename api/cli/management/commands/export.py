@@ -12,7 +12,7 @@ from django.core.management.base import CommandParser
 from tqdm import tqdm
 
 from api.cli.base import PROJECT_HELP, MemeshCommand, cli_context
-from graph.errors import InvalidParameter
+from core.errors import InvalidParameter
 from graph.models import Namespace
 from graph.ops.bundle import EXPORT
 from graph.ops.bundle.exporter import ExportInput

@@ -16,7 +16,7 @@ from django.core.management.base import CommandParser
 from tqdm import tqdm
 
 from api.cli.base import MemeshCommand
-from graph.errors import InvalidParameter
+from core.errors import InvalidParameter
 from graph.models import Namespace
 from graph.ops.bundle.files import bundle_file_entries, bundle_scan
 from graph.ops.bundle.importer import ImportOutput, bundle_import

@@ -13,9 +13,8 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from api.cli.base import OperationCommand, given
-from api.envelope import Failure
+from core.errors import Failure, InvalidInput
 from dream.improvement import IMPROVEMENT, improvement_accept, improvement_reject
-from graph.errors import InvalidInput
 from proposals.models import ReviewChannel
 from proposals.schemas import MAX_REASON_CHARS
 

@@ -20,7 +20,7 @@ from django.core.management.base import CommandParser
 from tqdm import tqdm
 
 from api.cli.base import MemeshCommand
-from graph.errors import InvalidInput, InvalidParameter
+from core.errors import InvalidInput, InvalidParameter
 from graph.maintenance.project_rename import (
     ProjectListOutput,
     ProjectRenameInput,

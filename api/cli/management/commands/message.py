@@ -16,7 +16,7 @@ from django.core.management.base import CommandParser
 
 from api.cli.base import OperationCommand, given
 from core import json_limits
-from graph.errors import InvalidInput
+from core.errors import InvalidInput
 from messaging.operation import MESSAGE
 from messaging.schema import MessageInput
 

@@ -11,7 +11,7 @@ from django.core.management.base import CommandParser
 from tqdm import tqdm
 
 from api.cli.base import MemeshCommand
-from graph.errors import InvalidParameter, MemeshError
+from core.errors import InvalidParameter, MemeshError
 from graph.indexing import reindex
 from graph.models import Entity
 

@@ -13,8 +13,8 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from api.cli.base import OperationCommand, cli_context, given, invocation_directory
+from core.errors import InvalidInput
 from dream.work_package import WORK_PACKAGE
-from graph.errors import InvalidInput
 from graph.ops.kit.operation import CallContext
 
 

@@ -21,7 +21,7 @@ from django.db import connections
 from api.cli.base import MemeshCommand
 from api.envelope import known_failure
 from core.db.schema import migrate_if_needed
-from graph.errors import MemeshError
+from core.errors import MemeshError
 
 
 class DatabaseUnavailable(MemeshError):

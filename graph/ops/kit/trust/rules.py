@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from graph.errors import InvalidInput, ObserveRequired
+from core.errors import InvalidInput
+from graph.errors import ObserveRequired
 from graph.models import FACT_CONFIDENCE, HYPOTHESIS_CONFIDENCE, Entity, MemoryKind, TrustStatus
 from graph.ops.kit.fields import ACTIVITY_TYPES
 from graph.ops.kit.trust.fields import INVALIDATION_TAGS
