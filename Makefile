@@ -7,9 +7,13 @@ run:
 test:
 	python3 scripts/dev.py test
 
-lint: 
+# The same checks as .pre-commit-config.yaml and tests/unit/test_code_quality.py.
+lint:
 	python3 scripts/dev.py setup
-	.venv/bin/ruff check . && .venv/bin/ruff format --check .
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+	.venv/bin/mypy
+	.venv/bin/lint-imports
 
 bench:
 	python3 scripts/dev.py setup

@@ -37,9 +37,10 @@ def test_the_code_passes_mypy() -> None:
 
 
 def test_the_import_layering_contracts_hold() -> None:
-    """pyproject's [tool.importlinter] contracts: api over proposals over graph, graph's own
-    layers pointing one way, storage knowing no Celery or services, and no app holding an
-    import cycle."""
+    """pyproject's [tool.importlinter] contracts: the whole stack (memesh_site over the
+    transports and pages, over the producers and review, over the graph, over core), graph's own
+    layers pointing one way, storage knowing no Celery or services, the transports apart, and
+    no app holding an import cycle."""
     result = subprocess.run(
         [str(Path(sys.executable).with_name("lint-imports")), "--no-cache"],
         cwd=ROOT,

@@ -27,8 +27,11 @@ import json
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
+# What a maker returns: (type, topic for the name, observations, extra tags).
+Made = tuple[str, str, list[str], list[str]]
 DEFAULT_SEED = 20240611
 DEFAULT_COUNT = 1560
 
@@ -1362,10 +1365,10 @@ class Composer:
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
 
-    def pick(self, seq):
+    def pick(self, seq: Any) -> Any:
         return self.rng.choice(list(seq))
 
-    def pick_for(self, items, kind):
+    def pick_for(self, items: Any, kind: str) -> Any:
         """A random item whose first field (its kinds) admits `kind`, or None."""
         fitting = [it for it in items if fits(it[0], kind)]
         return self.rng.choice(fitting) if fitting else None
@@ -1401,7 +1404,7 @@ class Composer:
     # Each maker returns (type, topic for the name, observations, extra tags) or None when no
     # fragment fits the component's kind.
 
-    def bug_fix(self, c):
+    def bug_fix(self, c: dict[str, Any]) -> Made | None:
         _, symptoms, cause, fix = self.pick_for(BUGS, c["kind"])
         symptom = self.pick(symptoms)
         forms = [
@@ -1418,7 +1421,7 @@ class Composer:
         ]
         return "bug_fix", slug(symptom), self.pick(forms), ["bug"]
 
-    def incident(self, c):
+    def incident(self, c: dict[str, Any]) -> Made | None:
         _, what, trigger, follow = self.pick_for(INCIDENTS, c["kind"])
         forms = [
             [
@@ -1437,7 +1440,7 @@ class Composer:
         ]
         return "incident", slug(what), self.pick(forms), ["incident"]
 
-    def decision(self, c):
+    def decision(self, c: dict[str, Any]) -> Made | None:
         _, choice, alt, reason = self.pick_for(DECISIONS, c["kind"])
         revisit = self.pick(REVISIT).format(**c)
         forms = [
@@ -1453,7 +1456,7 @@ class Composer:
         ]
         return "decision", slug(choice), self.pick(forms), ["decision"]
 
-    def convention(self, c):
+    def convention(self, c: dict[str, Any]) -> Made | None:
         subject, rule, why = self.pick(CONVENTIONS)
         why = why.format(**c)
         forms = [
@@ -1465,7 +1468,7 @@ class Composer:
         ]
         return "convention", slug(subject + " " + rule), self.pick(forms), ["convention"]
 
-    def fact(self, c):
+    def fact(self, c: dict[str, Any]) -> Made | None:
         setting, value, why = self.pick(SETTINGS[c["kind"]])
         forms = [
             (setting, [f"In {c['component']}, {setting} is {value} because {why}."]),
@@ -1504,7 +1507,7 @@ class Composer:
         topic, obs = self.pick(forms)
         return "fact", slug(topic), obs, []
 
-    def measurement(self, c):
+    def measurement(self, c: dict[str, Any]) -> Made | None:
         metric, unit = self.pick(METRICS[c["kind"]])
         change = self.pick(CHANGES[c["kind"]])
         a, after = sorted(self.rng.sample(range(20, 900), 2), reverse=True)
@@ -1521,7 +1524,7 @@ class Composer:
         ]
         return "fact", slug(metric + " " + change), self.pick(forms), ["performance"]
 
-    def lesson(self, c):
+    def lesson(self, c: dict[str, Any]) -> Made | None:
         situation, lesson = self.pick(LESSONS)
         forms = [
             [f"{situation} for {c['component']} went badly.", f"Lesson: {lesson}."],
@@ -1534,7 +1537,7 @@ class Composer:
         ]
         return "lesson_learned", slug(lesson), self.pick(forms), ["retro"]
 
-    def note(self, c):
+    def note(self, c: dict[str, Any]) -> Made | None:
         group = BACKEND if c["kind"] in BACKEND else (UI,)
         template = self.pick(INVESTIGATIONS[group])
         topic = template.format(**c)
@@ -1552,7 +1555,7 @@ class Composer:
         ]
         return "note", slug(template.replace("{component}", "")), self.pick(forms), []
 
-    def runbook(self, c):
+    def runbook(self, c: dict[str, Any]) -> Made | None:
         _, task, steps = self.pick_for(RUNBOOK_TASKS, c["kind"])
         task_text = task.format(**c)
         forms = [
@@ -1564,7 +1567,7 @@ class Composer:
         ]
         return "runbook", slug(task.replace("{component}", "")), self.pick(forms), ["runbook"]
 
-    def upgrade(self, c):
+    def upgrade(self, c: dict[str, Any]) -> Made | None:
         _, lib, old, new, remark = self.pick_for(LIBRARIES, c["kind"])
         forms = [
             [f"Upgraded {lib} from {old} to {new} for {c['component']}; {remark}."],
@@ -1579,7 +1582,7 @@ class Composer:
         ]
         return "note", slug(f"{lib} {new} upgrade"), self.pick(forms), ["dependencies"]
 
-    def meeting(self, c):
+    def meeting(self, c: dict[str, Any]) -> Made | None:
         _, template = self.pick_for(MEETING_AGREEMENTS, c["kind"])
         agreement = template.format(**c)
         forms = [
@@ -1598,7 +1601,7 @@ class Composer:
             ["meeting"],
         )
 
-    def ownership(self, c):
+    def ownership(self, c: dict[str, Any]) -> Made | None:
         forms = [
             [
                 f"The {c['team']} owns {c['component']}; escalations go to {c['person']}, with {c['person2']} as backup."
@@ -1610,7 +1613,7 @@ class Composer:
         ]
         return "fact", "ownership", self.pick(forms), ["ownership"]
 
-    def customer(self, c):
+    def customer(self, c: dict[str, Any]) -> Made | None:
         customer = self.pick(CUSTOMERS)
         remark = self.pick(CUSTOMER_NOTES).format(**c)
         forms = [
@@ -1622,7 +1625,7 @@ class Composer:
         ]
         return "fact", f"customer-{slug(customer)}", self.pick(forms), ["customer"]
 
-    def architecture(self, c):
+    def architecture(self, c: dict[str, Any]) -> Made | None:
         if c["kind"] not in BACKEND:
             return None
         transport = self.pick(TRANSPORTS)
@@ -1654,7 +1657,7 @@ class Composer:
         ("architecture", 6),
     ]
 
-    def make(self):
+    def make(self) -> dict[str, Any] | None:
         project = self.pick(PROJECTS)
         c = self.ctx(project)
         names, weights = zip(*self.MAKERS, strict=True)
