@@ -218,7 +218,7 @@ def time_pages(repeat: int) -> list[dict[str, Any]]:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from api.cli.management.commands.createreviewer import reviewer_create
+    from api.cli.installation.management.commands.createreviewer import reviewer_create
 
     # Logged in by force_login; the password is only what a new account must have.
     reviewer_create(BENCH_REVIEWER, secrets.token_urlsafe(24))

@@ -1,7 +1,7 @@
 """The worker's schedule of automatic dreams: Celery beat, run as a thread inside `memesh
-worker` (api/cli/management/commands/worker.py starts it; `memesh serve` runs such a worker), asks
-every MEMESH_DREAM_CHECK_SECONDS (default 3600; 0: no schedule) whether a dream is due, by the
-same rule the Stop hook applies (dream/due.py, trigger "schedule").
+worker` (api/cli/installation/management/commands/worker.py starts it; `memesh serve` runs such a
+worker), asks every MEMESH_DREAM_CHECK_SECONDS (default 3600; 0: no schedule) whether a dream is
+due, by the same rule the Stop hook applies (dream/due.py, trigger "schedule").
 
 Without an LLM the schedule is off: its entry stays (the configuration can gain an LLM while
 the worker runs, and the next tick must see it), but `DreamScheduler` sends nothing for it —

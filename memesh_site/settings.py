@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "messaging.apps.MessagingConfig",
     "api.apps.ApiConfig",
     "api.cli.apps.CliConfig",
+    "api.cli.installation.apps.InstallationConfig",
     "api.hooks.apps.HooksConfig",
     "api.mcp_server.apps.McpServerConfig",
     "dashboard.apps.DashboardConfig",

@@ -1,7 +1,8 @@
 """The background worker's local embedder runs on MEMESH_WORKER_EMBEDDER_THREADS onnxruntime
-threads when that is set and MEMESH_EMBEDDER_THREADS is not (api/cli/management/commands/worker.py):
-with 1, a worker beside the server on a small machine leaves a core to the requests. A server
-process's runs on MEMESH_SERVER_EMBEDDER_THREADS (default 1), set before its warm-up."""
+threads when that is set and MEMESH_EMBEDDER_THREADS is not
+(api/cli/installation/management/commands/worker.py): with 1, a worker beside the server on a small
+machine leaves a core to the requests. A server process's runs on MEMESH_SERVER_EMBEDDER_THREADS
+(default 1), set before its warm-up."""
 
 from __future__ import annotations
 

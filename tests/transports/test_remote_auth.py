@@ -292,7 +292,7 @@ def test_memesh_remote_token_wins_and_creates_no_file(tmp_path, monkeypatch):
     [("192.168.1.10", "192.168.1.10"), ("fd00::5", "[fd00::5]"), ("0.0.0.0", None), ("::", None)],
 )
 def test_a_specific_remote_bind_address_is_an_accepted_host(settings, host, added):
-    from api.cli.management.commands.serve import accept_bind_host
+    from api.cli.installation.management.commands.serve import accept_bind_host
 
     before = list(settings.ALLOWED_HOSTS)
 

@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management import get_commands
 
-from api.cli.management.commands.serve import Command as ServeCommand
+from api.cli.installation.management.commands.serve import Command as ServeCommand
 
 DOC = Path(settings.BASE_DIR) / "docs" / "mcp.md"
 COMMAND = "/path/to/memesh/.venv/bin/memesh"

@@ -21,7 +21,7 @@ from django.db import connections
 
 from api.cli import forward as cli_forward
 from api.cli.base import MemeshCommand
-from api.cli.management.commands.worker import LOG_LEVELS
+from api.cli.installation.management.commands.worker import LOG_LEVELS
 from api.edge import remote_auth
 from api.edge.remote_auth import is_loopback
 from core import lifecycle, serve_record
