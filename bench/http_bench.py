@@ -77,7 +77,7 @@ def seed_here(n: int, embedder: str) -> None:
     django.setup()
     from django.core.management import call_command
 
-    from graph.indexing import vectors
+    from graph.indexing import embedding_pass
     from graph.ops.kit.operation import CallContext
     from graph.ops.registry import OPERATIONS
 
@@ -86,7 +86,7 @@ def seed_here(n: int, embedder: str) -> None:
     for i in range(n):
         OPERATIONS["remember"].run(corpus.memory(i, rng), ctx)
     if embedder != "none":
-        while vectors.embed_pending(max_entities=512).embedded:
+        while embedding_pass.embed_pending(max_entities=512).embedded:
             pass
 
 

@@ -259,12 +259,12 @@ def backlog_probe() -> None:
     django.setup()
     from django.db.models import Max
 
-    from graph.indexing import vectors
+    from graph.indexing import generations
     from graph.models import Entity, EntityVector, Status
 
     for _ in sys.stdin:
         active = Entity.objects.filter(status=Status.ACTIVE)
-        live = vectors.live_generation()
+        live = generations.live_generation()
         pending = EntityVector.objects.pending_count(live.generation) if live else active.count()
         last_write = active.aggregate(at=Max("created_at"))["at"]
         last_vector = (

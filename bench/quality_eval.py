@@ -6,7 +6,7 @@
     .venv/bin/python -m bench.quality_eval --locomo         # the LoCoMo dev conversations
 
 1. Seeds bench/data/quality/memories.jsonl through OPERATIONS["remember"] and embeds every
-   memory with the configured embedder (default: the local model) via graph.indexing.vectors.
+   memory with the configured embedder (default: the local model) via graph.indexing.embedding_pass.
 2. For each strategy (keyword, vector, hybrid) runs every query of queries.jsonl **in
    sequence through the real recall path on one database** — access counts are flushed after
    each query, so usage factors act between queries as in real use — and then once more in
@@ -96,7 +96,7 @@ def load(name: str) -> list[dict[str, Any]]:
 
 
 def seed(memories: list[dict[str, Any]], reuse: bool) -> dict[str, float]:
-    from graph.indexing import vectors
+    from graph.indexing import embedding_pass
     from graph.models import Entity
     from graph.ops.kit.operation import CallContext
     from graph.ops.registry import OPERATIONS
@@ -109,7 +109,7 @@ def seed(memories: list[dict[str, Any]], reuse: bool) -> dict[str, float]:
             OPERATIONS["remember"].run(memory, ctx)
         facts["seed_seconds"] = round(time.perf_counter() - started, 1)
     started = time.perf_counter()
-    report = vectors.embed_pending()
+    report = embedding_pass.embed_pending()
     if report.error or report.skipped:
         sys.exit(f"embedding failed: {report.error or report.skipped}")
     if report.embedded:
@@ -164,7 +164,7 @@ def vector_only_names(query: str, limit: int, tag: str | None = None) -> list[st
     from django.utils import timezone
 
     from graph.embedding import provider
-    from graph.indexing import vectors
+    from graph.indexing import generations, query_cache
     from graph.models import Entity, EntityVector
     from graph.ops.recall.access import note_accesses
     from graph.ops.recall.selector import (
@@ -174,10 +174,10 @@ def vector_only_names(query: str, limit: int, tag: str | None = None) -> list[st
         rank_fused,
     )
     from graph.search import fusion
-    from graph.storage.keyword_index import EntityFilters
+    from graph.storage.entity_filters import EntityFilters
 
     embedder = provider.current()
-    live = vectors.live_generation()
+    live = generations.live_generation()
     if embedder is None or live is None:
         sys.exit("vector-only needs an embedder and a live vector generation")
     now = timezone.now()
@@ -185,7 +185,7 @@ def vector_only_names(query: str, limit: int, tag: str | None = None) -> list[st
     # A tagged recall searches the vectors of its scope only, as recall does.
     near = EntityVector.objects.nearest(
         live.generation,
-        vectors.query_vector(embedder, query),
+        query_cache.query_vector(embedder, query),
         k=pool,
         coarse=max(COARSE_CANDIDATES, pool * 4),
         token=live.created_at,
@@ -244,17 +244,17 @@ def group(queries: list[dict[str, Any]]) -> dict[str, list[int]]:
 def calibrate(queries: list[dict[str, Any]]) -> dict[str, Any]:
     """Cosine similarity of each query to its target vs to the best non-target memory."""
     from graph.embedding import provider
-    from graph.indexing import vectors
+    from graph.indexing import generations, query_cache
     from graph.models import Entity, EntityVector
 
     embedder = provider.current()
-    live = vectors.live_generation()
+    live = generations.live_generation()
     assert embedder is not None and live is not None
     ids = dict(Entity.objects.values_list("name", "id"))
     target_sims: list[float] = []
     other_sims: list[float] = []
     for q in queries:
-        qv = vectors.query_vector(embedder, q["query"])
+        qv = query_cache.query_vector(embedder, q["query"])
         near = EntityVector.objects.nearest(
             live.generation, qv, k=20, coarse=400, token=live.created_at
         )

@@ -49,7 +49,7 @@ BENCH_SECRET_KEY = "memesh-bench-not-secret"  # keeps the bench from writing a k
 BARE_MATCH_SQL = (
     "SELECT rowid, bm25(graph_entity_fts, {weights}) AS score FROM graph_entity_fts "
     "WHERE graph_entity_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?"
-)  # weights: graph.storage.keyword_index.BM25_WEIGHTS, filled in once Django is set up
+)  # weights: graph.storage.keyword.retrieval.BM25_WEIGHTS, filled in once Django is set up
 
 
 @dataclass
@@ -134,7 +134,7 @@ def measure_queries(
     from graph.ops.recall.selector import CANDIDATE_FACTOR, MIN_CANDIDATES
     from graph.ops.registry import OPERATIONS
     from graph.search import text
-    from graph.storage.keyword_index import BM25_WEIGHTS
+    from graph.storage.keyword.retrieval import BM25_WEIGHTS
 
     recall = OPERATIONS["recall"]
     limit = max(DEFAULT_RECALL_LIMIT * CANDIDATE_FACTOR, MIN_CANDIDATES)
@@ -198,10 +198,10 @@ def backfill(at_most: int | None) -> dict[str, Any]:
     batches; timed."""
     from tqdm import tqdm
 
-    from graph.indexing import vectors
+    from graph.indexing import embedding_pass, generations
     from graph.models import Entity, EntityVector
 
-    live = vectors.live_generation()
+    live = generations.live_generation()
     pending = (
         EntityVector.objects.pending_count(live.generation) if live else Entity.objects.count()
     )
@@ -212,7 +212,7 @@ def backfill(at_most: int | None) -> dict[str, Any]:
     with tqdm(total=pending, desc="embed", unit="mem", file=sys.stderr, smoothing=0.05) as bar:
         while at_most is None or done < at_most:
             step = 512 if at_most is None else min(512, at_most - done)
-            report = vectors.embed_pending(max_entities=step)
+            report = embedding_pass.embed_pending(max_entities=step)
             if report.error or report.skipped:
                 raise SystemExit(f"embedding failed: {report.error or report.skipped}")
             if not report.embedded:
@@ -239,11 +239,11 @@ def synthesise_rest() -> int:
     from django.db import transaction
     from django.utils import timezone
 
-    from graph.indexing import vectors
+    from graph.indexing import generations
     from graph.models import Entity, EntityVector
     from graph.search.text import text_hash
 
-    live = vectors.live_generation()
+    live = generations.live_generation()
     if live is None:
         return 0
     real = EntityVector.objects.floats(
@@ -270,17 +270,17 @@ def synthesise_rest() -> int:
 def measure_hybrid(queries: dict[int, list[str]], ctx: Any) -> list[dict[str, Any]]:
     """Hybrid recall latency, query embedding included (no query embedding is cached)."""
     from graph.embedding import provider
-    from graph.indexing import vectors
+    from graph.indexing import generations, query_cache
     from graph.models import EntityVector
     from graph.ops.registry import OPERATIONS
 
     recall = OPERATIONS["recall"]
     embedder = provider.current()
-    live = vectors.live_generation()
+    live = generations.live_generation()
     assert embedder is not None and live is not None
     # With room for no entry the query cache keeps nothing: every recall and query_vector
     # call below embeds its query, as recall does for a query it has not seen.
-    cache_size, vectors.QUERY_CACHE_SIZE = vectors.QUERY_CACHE_SIZE, 0
+    cache_size, query_cache.QUERY_CACHE_SIZE = query_cache.QUERY_CACHE_SIZE, 0
     rows = []
     try:
         for size, qs in queries.items():
@@ -293,7 +293,7 @@ def measure_hybrid(queries: dict[int, list[str]], ctx: Any) -> list[dict[str, An
                 total.append(time.perf_counter() - t0)
                 modes.add(out["retrieval"]["mode"])
                 t0 = time.perf_counter()
-                qv = vectors.query_vector(embedder, q)
+                qv = query_cache.query_vector(embedder, q)
                 t1 = time.perf_counter()
                 EntityVector.objects.nearest(
                     live.generation, qv, k=40, coarse=400, token=live.created_at
@@ -311,7 +311,7 @@ def measure_hybrid(queries: dict[int, list[str]], ctx: Any) -> list[dict[str, An
                 }
             )
     finally:
-        vectors.QUERY_CACHE_SIZE = cache_size
+        query_cache.QUERY_CACHE_SIZE = cache_size
     return rows
 
 

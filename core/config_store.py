@@ -1,8 +1,8 @@
 """The one store of MEMESH_HOME/config.json: reading it, and writing it safely.
 
-Each app owns and validates its own sections of the document — dream/config.py the LLM
-chain, language and the UI flags; graph/embedding/config.py the `embedder` — and reads and
-writes them through this module, which knows nothing of what a section means.
+Each app declares and reads its own sections of the document (core/config_sections.py is
+their registry and the service that writes them, through this module); this module knows
+nothing of what a section means.
 
 Writes are read-modify-write under an exclusive lock (a sibling `config.json.lock`), so
 concurrent writers in different processes never lose each other's changes; the file is

@@ -5,7 +5,7 @@ RecursionError (not the ValueError a caller catches for bad JSON) and take down 
 them. Every JSON input is therefore checked against MAX_JSON_DEPTH before a parser sees it:
 REST bodies (api/rest/parsers.py), /mcp bodies (api/mcp_server/http.py), `memesh mcp` stdio lines
 (api/mcp_server/stdio.py), `--input` on the CLI (api/cli/base.py), `memesh config set` values
-(dream/config.py) and import files (graph/ops/bundle/files.py, whose streaming parser
+(core/config_sections.py) and import files (graph/ops/bundle/files.py, whose streaming parser
 reports its events to `bounded_events`). Too deep is JSONTooDeep, a
 ValueError; api/envelope.py makes it `400 validation.bad-body`, the MCP transports a JSON-RPC
 parse error (-32700).

@@ -17,17 +17,23 @@ from django.shortcuts import render
 
 from core.errors import MemeshError
 from dashboard.error_text import error_sentence
-from dream import config
+from dashboard.theme import THEMES, theme
 from graph.ops.kit.operation import CallContext
 from proposals.permissions import HtmxHttpRequest, reviewer_required
 
-__all__ = ["DASHBOARD_CONTEXT", "HtmxHttpRequest", "dashboard_required", "page", "refused"]
+__all__ = [
+    "DASHBOARD_CONTEXT",
+    "THEMES",
+    "HtmxHttpRequest",
+    "dashboard_required",
+    "page",
+    "refused",
+]
 
 dashboard_required = reviewer_required
 
 # As REST's: a page names its project (a chip) or reads every project.
 DASHBOARD_CONTEXT = CallContext(source_host="dashboard", project=None, binds_reads=False)
-THEMES = ("dark", "light", "system")
 NAV = (
     ("dashboard:home", "Home", "h"),
     ("dashboard:memories", "Memories", "m"),
@@ -35,15 +41,6 @@ NAV = (
     ("dashboard:graph", "Graph", "g"),
     ("dashboard:settings", "Settings", "s"),
 )
-
-
-def theme() -> str:
-    """The stored `theme` setting (dark, light or system), system when unset or unreadable."""
-    try:
-        value = config.config_load().get("theme")
-    except MemeshError:
-        return "system"
-    return value if value in THEMES else "system"
 
 
 def page(

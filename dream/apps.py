@@ -7,3 +7,9 @@ class DreamConfig(AppConfig):
 
     name = "dream"
     verbose_name = "Dream"
+
+    def ready(self) -> None:
+        from core import config_sections
+        from dream.config import SECTIONS
+
+        config_sections.register(*SECTIONS)

@@ -13,27 +13,20 @@ failure, not a verdict: the pair comes back next run. Causality is never inferre
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
 from dream import prompts
 from dream.llm.types import LLMRequest, LLMUnavailable
-from dream.passes import (
-    Budget,
-    configured_language,
-    load_memories,
-    projects_of,
-    require_llm,
-)
-from graph.indexing import vectors
+from dream.passes import PassRun, load_memories, pass_start, projects_of
+from graph.indexing import generations
 from graph.models import Entity, EntityVector, Relation, Status
 from proposals.models import JudgedPair, Proposal, ProposalKind, ProposalStatus
 from proposals.schemas import DEFAULT_MAX_PAIRS
-from proposals.services import proposal_stage
+from proposals.staging import proposal_stage
 
 SIGNAL_TYPES = (
     "decision",
@@ -69,9 +62,9 @@ class Pair:
 
 def conflict_candidates() -> list[Pair]:
     """Candidate pairs, tightest first (empty without a live vector index)."""
-    if not vectors.vectors_supported():
+    if not generations.vectors_supported():
         return []
-    gen = vectors.live_generation()
+    gen = generations.live_generation()
     if gen is None:
         return []
     signal = list(
@@ -130,14 +123,27 @@ def _record(pair: Pair, verdict: str) -> None:
         pass
 
 
-def dream_conflicts(*, max_pairs: int = DEFAULT_MAX_PAIRS, dry_run: bool = False) -> dict[str, Any]:
-    """One judging pass. Result: {candidates, judged, proposalsCreated, unrelated, failures,
-    llmCalls, durationMs, vectors}."""
-    started = time.monotonic()
-    if not dry_run:
-        require_llm()
+class ConflictsResult(TypedDict):
+    """What a judging pass reports (`vectors`: whether there is a live vector index, without
+    which there are no candidates)."""
+
+    candidates: int
+    judged: int
+    proposalsCreated: int
+    unrelated: int
+    failures: int
+    llmCalls: int
+    durationMs: int
+    vectors: bool
+
+
+def dream_conflicts(
+    *, max_pairs: int = DEFAULT_MAX_PAIRS, dry_run: bool = False
+) -> ConflictsResult:
+    """One judging pass: at most `max_pairs` candidates judged, one LLM call each."""
+    run = pass_start(max_llm_calls=max_pairs, dry_run=dry_run)
     pairs = conflict_candidates()
-    out: dict[str, Any] = {
+    out: ConflictsResult = {
         "candidates": len(pairs),
         "judged": 0,
         "proposalsCreated": 0,
@@ -145,31 +151,25 @@ def dream_conflicts(*, max_pairs: int = DEFAULT_MAX_PAIRS, dry_run: bool = False
         "failures": 0,
         "llmCalls": 0,
         "durationMs": 0,
-        "vectors": vectors.live_generation() is not None,
+        "vectors": generations.live_generation() is not None,
     }
-    if dry_run:
-        out["durationMs"] = int((time.monotonic() - started) * 1000)
-        return out
-    budget = Budget(max_pairs)
-    language = configured_language()
-    try:
+    if not dry_run:
         for pair in pairs[:max_pairs]:
-            _judge(pair, budget, language, out)
-    finally:
-        out["llmCalls"] = budget.used
-        out["durationMs"] = int((time.monotonic() - started) * 1000)
+            _judge(pair, run, out)
+    out["llmCalls"] = run.budget.used
+    out["durationMs"] = run.duration_ms()
     return out
 
 
-def _judge(pair: Pair, budget: Budget, language: str | None, out: dict[str, Any]) -> None:
+def _judge(pair: Pair, run: PassRun, out: ConflictsResult) -> None:
     entities = {e.pk: e for e in Entity.objects.filter(pk__in=[pair.low, pair.high])}
     if len(entities) < 2:
         return
     a, b = load_memories([entities[pair.low], entities[pair.high]])
     project = projects_of([pair.low]).get(pair.low, "")
-    system, prompt = prompts.conflict_prompt(a, b, language)
+    system, prompt = prompts.conflict_prompt(a, b, run.language)
     try:
-        reply = budget.call(
+        reply = run.budget.call(
             LLMRequest(flow="conflict_judge", system=system, prompt=prompt, project=project)
         )
         verdict = prompts.parse_verdict(reply.text)

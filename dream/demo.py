@@ -39,7 +39,7 @@ from graph.ops.kit.writes import entities_delete, entity_annotate
 from graph.ops.remember.schema import RelationInput, RememberInput
 from graph.ops.remember.service import entity_remember
 from proposals.models import Proposal, ProposalKind
-from proposals.services import proposal_stage
+from proposals.staging import proposal_stage
 
 DEMO_KEY = "demo"  # metadata.demo = true marks a tour entity
 DEMO_CLUSTER_KEY = "demo:tour"  # marks the tour's proposal

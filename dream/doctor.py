@@ -9,9 +9,10 @@ from datetime import datetime
 from django.utils import timezone
 
 from core.redact import redact
+from core.transcripts import claude_projects_dir
 from dream import mining_state
 from dream.passes import llm_configured
-from dream.transcript_mining import mining_switch, transcripts_dir
+from dream.transcript_mining import mining_switch
 from graph import doctor as graph_doctor
 from graph.doctor import Check
 
@@ -30,7 +31,7 @@ def _ago(when: datetime) -> str:
 
 def transcript_mining_check() -> Check:
     switch = mining_switch()
-    folder = transcripts_dir()
+    folder = claude_projects_dir()
     last = mining_state.last_mined()
     data = {
         "enabled": switch.enabled,

@@ -21,11 +21,10 @@ call counts against max_llm_calls; with `validate` a second call checks the dige
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from django.utils import timezone
@@ -35,21 +34,21 @@ from dream.llm.types import LLMRequest, LLMUnavailable
 from dream.passes import (
     DIGEST_TYPE,
     EPISODIC_TYPES,
-    Budget,
-    configured_language,
+    PassRun,
+    SkippedCluster,
     load_memories,
     normalise_project,
+    pass_start,
     projects_of,
-    require_llm,
 )
 from dream.validator import validate_digest
-from graph.indexing import vectors
+from graph.indexing import generations
 from graph.models import Entity, EntityVector, Status
 from graph.ops.pin import is_pinned
 from graph.project_tags import PROJECT_TAG_PREFIX
 from proposals.models import Proposal, ProposalKind, ProposalStatus
 from proposals.selectors import proposal_for_sources
-from proposals.services import proposal_stage
+from proposals.staging import proposal_stage
 
 MIN_CLUSTER = 5
 # Cosine similarity to a cluster's centroid needed to join it. Same-topic work notes sit
@@ -63,9 +62,9 @@ MAX_CLUSTER = 40  # memories shown to the model at once
 
 def live_vectors(entity_ids: Sequence[int]) -> dict[int, np.ndarray] | None:
     """The live generation's vectors of these entities; None when there is no vector index."""
-    if not entity_ids or not vectors.vectors_supported():
+    if not entity_ids or not generations.vectors_supported():
         return None
-    gen = vectors.live_generation()
+    gen = generations.live_generation()
     if gen is None:
         return None
     return EntityVector.objects.floats(gen.generation, list(entity_ids))
@@ -122,13 +121,24 @@ def semantic_clusters(
 # --- the run ------------------------------------------------------------------------------
 
 
+class DreamRunResult(TypedDict):
+    """What a dream pass reports (the reference's DreamerResult; schemas.DreamRunOutput
+    documents it)."""
+
+    proposalsCreated: int
+    clustersScanned: int
+    llmCalls: int
+    skipped: list[SkippedCluster]
+    durationMs: int
+    clusteringMode: str | None
+    clusteringNote: str | None
+
+
 @dataclass
 class DreamResult:
     proposalsCreated: int = 0
     clustersScanned: int = 0
-    llmCalls: int = 0
-    skipped: list[dict[str, str]] = field(default_factory=list)
-    durationMs: int = 0
+    skipped: list[SkippedCluster] = field(default_factory=list)
     clusteringMode: str | None = None
     clusteringNote: str | None = None
 
@@ -137,13 +147,13 @@ class DreamResult:
             {"reason": reason, "project": cluster.project, "clusterKey": cluster.key}
         )
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self, run: PassRun) -> DreamRunResult:
         return {
             "proposalsCreated": self.proposalsCreated,
             "clustersScanned": self.clustersScanned,
-            "llmCalls": self.llmCalls,
+            "llmCalls": run.budget.used,
             "skipped": self.skipped,
-            "durationMs": self.durationMs,
+            "durationMs": run.duration_ms(),
             "clusteringMode": self.clusteringMode,
             "clusteringNote": self.clusteringNote,
         }
@@ -175,12 +185,10 @@ def dream_run(
     max_llm_calls: int = 5,
     validate: bool = False,
     dry_run: bool = False,
-) -> dict[str, Any]:
+) -> DreamRunResult:
     """One dream pass; returns the reference's DreamerResult. Raises LLMNotConfigured (from
     the LLM layer) when a cluster needs a digest and no provider is configured."""
-    started = time.monotonic()
-    if not dry_run:
-        require_llm()
+    run = pass_start(max_llm_calls=max_llm_calls, dry_run=dry_run)
     result = DreamResult()
     groups = episodic_candidates(normalise_project(project), window_days)
     all_ids = [e.pk for members in groups.values() for e in members]
@@ -209,26 +217,14 @@ def dream_run(
         for p, members in sorted(groups.items()):
             clusters.extend(calendar_clusters(p, members))
 
-    budget = Budget(max_llm_calls)
-    language = configured_language()
-    try:
-        for cluster in clusters:
-            result.clustersScanned += 1
-            _dream_cluster(cluster, result, budget, language, validate=validate, dry_run=dry_run)
-    finally:
-        result.llmCalls = budget.used
-        result.durationMs = int((time.monotonic() - started) * 1000)
-    return result.as_json()
+    for cluster in clusters:
+        result.clustersScanned += 1
+        _dream_cluster(cluster, result, run, validate=validate, dry_run=dry_run)
+    return result.as_json(run)
 
 
 def _dream_cluster(
-    cluster: Cluster,
-    result: DreamResult,
-    budget: Budget,
-    language: str | None,
-    *,
-    validate: bool,
-    dry_run: bool,
+    cluster: Cluster, result: DreamResult, run: PassRun, *, validate: bool, dry_run: bool
 ) -> None:
     size = len(cluster.entities)
     if size < MIN_CLUSTER:
@@ -244,13 +240,13 @@ def _dream_cluster(
         result.skip("dry run: no LLM call made", cluster)
         return
     needed = 2 if validate else 1
-    if budget.left() < needed:
+    if run.budget.left() < needed:
         result.skip("LLM call budget exhausted (maxLlmCalls)", cluster)
         return
     memories = load_memories(members)
-    system, prompt = prompts.digest_prompt(cluster.project, cluster.key, memories, language)
+    system, prompt = prompts.digest_prompt(cluster.project, cluster.key, memories, run.language)
     try:
-        reply = budget.call(
+        reply = run.budget.call(
             LLMRequest(flow="dreamer", system=system, prompt=prompt, project=cluster.project)
         )
         digest = prompts.parse_digest(reply.text)
@@ -270,7 +266,7 @@ def _dream_cluster(
     }
     if validate:
         verdict = validate_digest(
-            digest, memories, call=budget.call, language=language, project=cluster.project
+            digest, memories, call=run.budget.call, language=run.language, project=cluster.project
         )
         proposed["validation"] = verdict.verdict
         if verdict.verdict == "reject":

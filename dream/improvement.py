@@ -6,7 +6,7 @@ An improvement is a proposal of kind `improvement` (proposals/models.py): its ev
 `source_ids`, so the review page shows the cited memories beside it the way it shows a digest's
 sources, and accept and reject are the proposals' own services — the same conditional claim,
 the same ProposalReview audit row of who did it and from where. Accepting one records a
-person's agreement and writes nothing to the graph (services._apply_improvement).
+person's agreement and writes nothing to the graph (proposals.appliers.improvement_apply).
 
 - `propose` {title, description, evidence: [memory ids]}: every id must name a stored memory
   (`resource.not-found`, naming the first missing one). The same improvement pending already,
@@ -18,7 +18,7 @@ person's agreement and writes nothing to the graph (services._apply_improvement)
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from django.db import transaction
 from pydantic import AfterValidator, Field
@@ -27,9 +27,11 @@ from core.errors import InvalidInput, NotFound
 from graph.models import Entity
 from graph.ops.kit.fields import Output, StrictInput, stripped_not_blank
 from graph.ops.kit.operation import CallContext, Operation, ToolHints
+from proposals.decisions import proposal_accept, proposal_reject
 from proposals.errors import HumanReviewOnly
 from proposals.models import Proposal, ProposalKind, ProposalStatus
-from proposals.services import proposal_accept, proposal_reject, proposal_stage
+from proposals.results import AcceptResult, RejectResult
+from proposals.staging import proposal_stage
 
 ACTIONS = ("propose", "status")
 REVIEW_ACTIONS = ("accept", "reject", "apply", "approve")
@@ -150,7 +152,7 @@ def improvement_get(improvement_id: int) -> Proposal:
 
 def improvement_accept(
     improvement_id: int, *, channel: str, reviewer: str = "", origin: str = ""
-) -> dict[str, Any]:
+) -> AcceptResult:
     """A person accepts it (the proposals' accept, audited the same way)."""
     improvement_get(improvement_id)
     return proposal_accept(improvement_id, channel=channel, reviewer=reviewer, origin=origin)
@@ -158,7 +160,7 @@ def improvement_accept(
 
 def improvement_reject(
     improvement_id: int, *, reason: str = "", channel: str, reviewer: str = "", origin: str = ""
-) -> dict[str, Any]:
+) -> RejectResult:
     """A person rejects it (the proposals' reject, audited the same way)."""
     improvement_get(improvement_id)
     return proposal_reject(

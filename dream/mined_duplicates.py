@@ -29,7 +29,7 @@ import numpy as np
 
 from graph.embedding import provider
 from graph.embedding.base import Embedder, EmbedderError
-from graph.indexing import vectors
+from graph.indexing import embedding_pass, generations, query_cache
 from graph.models import Entity, EntityVector, Status
 from graph.search.text import embedding_text
 from proposals.models import Proposal, ProposalKind, ProposalStatus
@@ -84,17 +84,17 @@ class DuplicateCheck:
         self.unavailable: str | None = None
         self.not_compared = 0  # active memories left without a vector (the embedder failed)
         self._embedder: Embedder | None = None
-        self._generation: vectors.Generation | None = None
+        self._generation: generations.Generation | None = None
         self._known: list[tuple[np.ndarray, int, str, str]] | None = None
         self._prepare()
 
     def _prepare(self) -> None:
-        report = vectors.embed_pending()
+        report = embedding_pass.embed_pending()
         if report.skipped or report.error:
             self.unavailable = report.skipped or f"the embedder failed: {report.error}"
             return
         embedder = provider.current()
-        live = vectors.live_generation()
+        live = generations.live_generation()
         if embedder is None or live is None:
             self.unavailable = "there is no vector index"
             return
@@ -120,7 +120,7 @@ class DuplicateCheck:
         if self._embedder is None or self._generation is None:
             return None
         try:
-            query = vectors.query_vector(self._embedder, text)
+            query = query_cache.query_vector(self._embedder, text)
             known = self._known_proposals()
         except EmbedderError as exc:
             self._fail(exc)
@@ -156,7 +156,7 @@ class DuplicateCheck:
         if self._embedder is None or self._known is None:
             return
         try:
-            vector = vectors.query_vector(self._embedder, text)
+            vector = query_cache.query_vector(self._embedder, text)
         except EmbedderError as exc:
             self._fail(exc)
             return

@@ -1,13 +1,18 @@
 """What the dream flows share (the dreamer, the pattern detector, the conflict judge, transcript
 mining, the due rules): the episodic types, the `language` setting, the LLM checks, projects
-of memories, memories as the prompts show them, and the per-run LLM call budget."""
+of memories, memories as the prompts show them, the per-run LLM call budget, and how every
+pass starts (`pass_start`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypedDict
 
+from core.config_sections import config_load
+from core.timing import Stopwatch
 from dream import prompts
-from dream.config import config_load
+from dream.config import LANGUAGE_SETTING
 from dream.llm.chain import complete, llm_chain
 from dream.llm.errors import LLMNotConfigured
 from dream.llm.types import LLMRequest, LLMResult
@@ -34,7 +39,7 @@ EPISODIC_TYPES = (
 
 def configured_language() -> str | None:
     """The `language` setting (unset: None, which means English)."""
-    value = config_load().get("language")
+    value = config_load().get(LANGUAGE_SETTING)
     return value.strip()[:60] if isinstance(value, str) and value.strip() else None
 
 
@@ -102,3 +107,34 @@ class Budget:
         """One counted call (a failed call costs too: the provider was asked)."""
         self.used += 1
         return complete(request)
+
+
+@dataclass(frozen=True)
+class PassRun:
+    """A pass under way: its LLM call budget, the language what it stages is written in
+    (None: English; always None in a dry run, which writes nothing) and its clock."""
+
+    budget: Budget
+    language: str | None
+    clock: Stopwatch
+
+    def duration_ms(self) -> int:
+        return self.clock.ms
+
+
+def pass_start(*, max_llm_calls: int, dry_run: bool) -> PassRun:
+    """How every pass starts: its clock runs, and unless it is a dry run, a missing LLM is
+    refused up front (`require_llm`) and the `language` setting is read."""
+    clock = Stopwatch()
+    if dry_run:
+        return PassRun(Budget(max_llm_calls), None, clock)
+    require_llm()
+    return PassRun(Budget(max_llm_calls), configured_language(), clock)
+
+
+class SkippedCluster(TypedDict):
+    """A cluster (or a project's memories) a pass left alone, and why."""
+
+    reason: str
+    project: str
+    clusterKey: str

@@ -12,9 +12,8 @@ nothing new).
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
-from typing import Any
+from typing import TypedDict
 
 from django.utils import timezone
 
@@ -22,22 +21,33 @@ from dream import prompts
 from dream.llm.types import LLMRequest, LLMUnavailable
 from dream.passes import (
     DIGEST_TYPE,
-    Budget,
-    configured_language,
+    SkippedCluster,
     load_memories,
     normalise_project,
+    pass_start,
     projects_of,
-    require_llm,
 )
 from graph.models import Entity, Status
 from graph.project_tags import PROJECT_TAG_PREFIX
 from proposals.models import ProposalKind, ProposalStatus
-from proposals.services import proposal_stage
+from proposals.staging import proposal_stage
 
 PATTERN_TYPE = "pattern_emergent"
 MIN_EVIDENCE = 2
 DEFAULT_MIN_SIGNAL = 5  # memories a project needs before it is worth a call
 MAX_SHOWN = 40  # newest memories of a project shown to the model
+
+
+class PatternsResult(TypedDict):
+    """What a pattern pass reports."""
+
+    proposalsCreated: int
+    projectsScanned: int
+    llmCalls: int
+    dropped: int
+    failures: int
+    skipped: list[SkippedCluster]
+    durationMs: int
 
 
 def dream_patterns(
@@ -47,12 +57,9 @@ def dream_patterns(
     max_llm_calls: int = 5,
     min_signal: int = DEFAULT_MIN_SIGNAL,
     dry_run: bool = False,
-) -> dict[str, Any]:
-    """One pattern pass. Result: {proposalsCreated, projectsScanned, llmCalls, dropped,
-    failures, skipped: [{reason, project, clusterKey}], durationMs}."""
-    started = time.monotonic()
-    if not dry_run:
-        require_llm()
+) -> PatternsResult:
+    """One pattern pass: its result counts what it staged, dropped and skipped (and why)."""
+    run = pass_start(max_llm_calls=max_llm_calls, dry_run=dry_run)
     wanted = normalise_project(project)
     since = timezone.now() - timedelta(days=window_days)
     entities = list(
@@ -67,9 +74,7 @@ def dream_patterns(
         if wanted is None or p == wanted:
             groups.setdefault(p, []).append(e)
 
-    budget = Budget(max_llm_calls)
-    language = configured_language()
-    out: dict[str, Any] = {
+    out: PatternsResult = {
         "proposalsCreated": 0,
         "projectsScanned": 0,
         "llmCalls": 0,
@@ -78,67 +83,65 @@ def dream_patterns(
         "skipped": [],
         "durationMs": 0,
     }
-    try:
-        for p, members in sorted(groups.items()):
-            out["projectsScanned"] += 1
-            key = f"patterns:{since.date().isoformat()}..{timezone.now().date().isoformat()}"
+    for p, members in sorted(groups.items()):
+        out["projectsScanned"] += 1
+        key = f"patterns:{since.date().isoformat()}..{timezone.now().date().isoformat()}"
 
-            def skip(reason: str, p: str = p, key: str = key) -> None:
-                out["skipped"].append({"reason": reason, "project": p, "clusterKey": key})
+        def skip(reason: str, p: str = p, key: str = key) -> None:
+            out["skipped"].append({"reason": reason, "project": p, "clusterKey": key})
 
-            if len(members) < min_signal:
-                skip(f"too few memories ({len(members)}; at least {min_signal})")
+        if len(members) < min_signal:
+            skip(f"too few memories ({len(members)}; at least {min_signal})")
+            continue
+        if dry_run:
+            skip("dry run: no LLM call made")
+            continue
+        if run.budget.left() < 1:
+            skip("LLM call budget exhausted (maxLlmCalls)")
+            continue
+        shown = load_memories(members[:MAX_SHOWN])
+        shown_ids = {m.id for m in shown}
+        system, prompt = prompts.pattern_prompt(p, shown, run.language)
+        try:
+            reply = run.budget.call(
+                LLMRequest(flow="pattern_detector", system=system, prompt=prompt, project=p)
+            )
+            found = prompts.parse_patterns(reply.text)
+        except LLMUnavailable as exc:
+            out["failures"] += 1
+            skip(f"LLM unavailable ({exc.error_class})")
+            continue
+        except prompts.Unparseable as exc:
+            out["failures"] += 1
+            skip(f"unparseable LLM reply: {exc}")
+            continue
+        for pattern in found:
+            evidence = list(dict.fromkeys(i for i in pattern.evidence if i in shown_ids))
+            if len(evidence) < MIN_EVIDENCE:
+                out["dropped"] += 1
                 continue
-            if dry_run:
-                skip("dry run: no LLM call made")
-                continue
-            if budget.left() < 1:
-                skip("LLM call budget exhausted (maxLlmCalls)")
-                continue
-            shown = load_memories(members[:MAX_SHOWN])
-            shown_ids = {m.id for m in shown}
-            system, prompt = prompts.pattern_prompt(p, shown, language)
-            try:
-                reply = budget.call(
-                    LLMRequest(flow="pattern_detector", system=system, prompt=prompt, project=p)
+            name = prompts.slug(pattern.name, "pattern")
+            proposal, created = proposal_stage(
+                kind=ProposalKind.PATTERN_EMERGENT,
+                project=p,
+                cluster_key=key,
+                source_ids=evidence,
+                proposed={
+                    "name": name if name.startswith("pattern-") else f"pattern-{name}",
+                    "type": PATTERN_TYPE,
+                    "observations": [pattern.description],
+                    "tags": [f"{PROJECT_TAG_PREFIX}{p}"] if p else [],
+                },
+                llm_model=reply.model,
+                prompt_version=prompts.PATTERN_PROMPT_VERSION,
+            )
+            if created:
+                out["proposalsCreated"] += 1
+            elif proposal.status == ProposalStatus.REJECTED:
+                skip(
+                    f"pattern {name!r}: a pattern over these memories was rejected "
+                    f"(proposal {proposal.pk}) and none of them has changed since"
                 )
-                found = prompts.parse_patterns(reply.text)
-            except LLMUnavailable as exc:
-                out["failures"] += 1
-                skip(f"LLM unavailable ({exc.error_class})")
-                continue
-            except prompts.Unparseable as exc:
-                out["failures"] += 1
-                skip(f"unparseable LLM reply: {exc}")
-                continue
-            for pattern in found:
-                evidence = list(dict.fromkeys(i for i in pattern.evidence if i in shown_ids))
-                if len(evidence) < MIN_EVIDENCE:
-                    out["dropped"] += 1
-                    continue
-                name = prompts.slug(pattern.name, "pattern")
-                proposal, created = proposal_stage(
-                    kind=ProposalKind.PATTERN_EMERGENT,
-                    project=p,
-                    cluster_key=key,
-                    source_ids=evidence,
-                    proposed={
-                        "name": name if name.startswith("pattern-") else f"pattern-{name}",
-                        "type": PATTERN_TYPE,
-                        "observations": [pattern.description],
-                        "tags": [f"{PROJECT_TAG_PREFIX}{p}"] if p else [],
-                    },
-                    llm_model=reply.model,
-                    prompt_version=prompts.PATTERN_PROMPT_VERSION,
-                )
-                if created:
-                    out["proposalsCreated"] += 1
-                elif proposal.status == ProposalStatus.REJECTED:
-                    skip(
-                        f"pattern {name!r}: a pattern over these memories was rejected "
-                        f"(proposal {proposal.pk}) and none of them has changed since"
-                    )
-    finally:
-        out["llmCalls"] = budget.used
-        out["durationMs"] = int((time.monotonic() - started) * 1000)
+    out["llmCalls"] = run.budget.used
+    out["durationMs"] = run.duration_ms()
     return out

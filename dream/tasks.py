@@ -8,18 +8,20 @@ this module imports Celery, so transports import it where they queue, not at mod
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from celery import Task
 from django.db import transaction
 
+from core.config_sections import ConfigChange
 from core.task_queue import app
 from dream import conflicts, dreamer, patterns
-from dream.config import ConfigChange
+from graph.embedding.config import SECTION as EMBEDDER_SECTION
 from graph.indexing import reindex
 from proposals.models import DREAM_RUN_KIND, TaskRun
-from proposals.services import task_run_execute
+from proposals.task_runs import task_run_execute
 
 KIND_RUN = DREAM_RUN_KIND
 KIND_PATTERNS = "dream_patterns"
@@ -27,21 +29,21 @@ KIND_CONFLICTS = "dream_conflicts"
 KIND_REINDEX = "reindex"
 
 
-def _run(params: dict[str, Any]) -> dict[str, Any]:
+def _run(params: dict[str, Any]) -> Mapping[str, Any]:
     # `trigger` (stop-hook, schedule: dream/due.py) says who queued the run; it is
     # read from the TaskRun by `memesh status` and the review page, not by the dreamer.
     return dreamer.dream_run(**{k: v for k, v in params.items() if k != "trigger"})
 
 
-def _patterns(params: dict[str, Any]) -> dict[str, Any]:
+def _patterns(params: dict[str, Any]) -> Mapping[str, Any]:
     return patterns.dream_patterns(**params)
 
 
-def _conflicts(params: dict[str, Any]) -> dict[str, Any]:
+def _conflicts(params: dict[str, Any]) -> Mapping[str, Any]:
     return conflicts.dream_conflicts(**params)
 
 
-def _reindex(params: dict[str, Any]) -> dict[str, Any]:
+def _reindex(params: dict[str, Any]) -> Mapping[str, Any]:
     return reindex.reindex_all().as_json()
 
 
@@ -97,7 +99,7 @@ def config_saved(change: ConfigChange) -> dict[str, Any]:
     `reindexTaskId` when the embedder changed. Vectors of another embedder are never searched,
     so they are rebuilt in the background (`memesh reindex` is the synchronous twin;
     GET /v1/tasks/<id> reports on this one)."""
-    if not change.embedder_changed:
+    if EMBEDDER_SECTION not in change.changed:
         return change.config
     return {
         **change.config,

@@ -14,10 +14,15 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from datetime import timedelta
-from typing import Any
+from typing import Annotated
 
 from django.db import transaction
 from django.utils import timezone
+from pydantic import Field
+
+# GET /v1/telemetry's OpenAPI model is made from the TypedDicts below (api/rest/config_views.py),
+# and before Python 3.12 pydantic reads nested ones only from typing_extensions.
+from typing_extensions import TypedDict
 
 from core.errors import InvalidParameter
 from core.redact import redact_message
@@ -31,6 +36,39 @@ SAMPLE_ERRORS = 5
 
 _last_auto_prune = 0.0
 _prune_lock = threading.Lock()
+
+
+class OkFail(TypedDict):
+    ok: int
+    fail: int
+
+
+class SampleError(TypedDict):
+    error_class: str
+    message: str
+
+
+# The scorecard's shapes; GET /v1/telemetry's OpenAPI models are made from them (no docstrings:
+# they would become descriptions there), `Field` metadata included.
+class FlowSummary(TypedDict):
+    flow: str
+    total_calls: int
+    total_attempts: int
+    successes: int
+    failures: int
+    fallback_used: int
+    median_latency_ms: int
+    by_provider: dict[str, OkFail]
+    by_model: dict[str, OkFail]
+    by_project: dict[str, OkFail]
+    by_error_class: dict[str, int]
+    sample_errors: Annotated[list[SampleError], Field(max_length=SAMPLE_ERRORS)]
+    window_days: int
+
+
+class TelemetrySummary(TypedDict):
+    window_days: int
+    summaries: list[FlowSummary]
 
 
 def attempt_record(
@@ -104,11 +142,11 @@ def parse_window(raw: object) -> int:
     return value
 
 
-def _ok_fail() -> dict[str, int]:
+def _ok_fail() -> OkFail:
     return {"ok": 0, "fail": 0}
 
 
-def _flow_summary(flow: str, rows: list[LLMAttempt], window_days: int) -> dict[str, Any]:
+def _flow_summary(flow: str, rows: list[LLMAttempt], window_days: int) -> FlowSummary:
     calls: dict[uuid.UUID, list[LLMAttempt]] = defaultdict(list)
     for row in rows:
         calls[row.call_id].append(row)
@@ -116,7 +154,7 @@ def _flow_summary(flow: str, rows: list[LLMAttempt], window_days: int) -> dict[s
     fallback = sum(
         1 for attempts in calls.values() if any(a.ok and a.fallback_used for a in attempts)
     )
-    by: dict[str, dict[str, dict[str, int]]] = {"provider": {}, "model": {}, "project": {}}
+    by: dict[str, dict[str, OkFail]] = {"provider": {}, "model": {}, "project": {}}
     for row in rows:
         for name, key in (
             ("provider", row.provider),
@@ -124,7 +162,10 @@ def _flow_summary(flow: str, rows: list[LLMAttempt], window_days: int) -> dict[s
             ("project", row.project),
         ):
             counts = by[name].setdefault(key, _ok_fail())
-            counts["ok" if row.ok else "fail"] += 1
+            if row.ok:
+                counts["ok"] += 1
+            else:
+                counts["fail"] += 1
     failed = [row for row in rows if not row.ok]
     recent_failures = sorted(failed, key=lambda r: (r.created_at, r.id), reverse=True)
     return {
@@ -147,7 +188,7 @@ def _flow_summary(flow: str, rows: list[LLMAttempt], window_days: int) -> dict[s
     }
 
 
-def telemetry_summary(*, window_days: int = DEFAULT_WINDOW_DAYS) -> dict[str, Any]:
+def telemetry_summary(*, window_days: int = DEFAULT_WINDOW_DAYS) -> TelemetrySummary:
     """The per-flow scorecard for the last `window_days` days, flows in name order."""
     if not 1 <= window_days <= MAX_WINDOW_DAYS:
         raise InvalidParameter(f"window must be 1–{MAX_WINDOW_DAYS} days", field="window")

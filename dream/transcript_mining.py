@@ -2,7 +2,7 @@
 of this project's Claude Code sessions, staged as `memory` proposals for a person to accept.
 Nothing enters the graph until then (DESIGN §7).
 
-A run, for the project of a directory (its repository's root; dream/transcripts.py finds
+A run, for the project of a directory (its repository's root; core/transcripts finds
 the sessions):
 1. `--if-due` first asks whether a run is due: the `transcriptMining` switch is on
    (MEMESH_TRANSCRIPT_MINING, when set, wins over config.json) and at least
@@ -10,7 +10,7 @@ the sessions):
    (dream/mining_state.py). Not due: nothing is read, and the answer says why.
 2. Each session's turns not read before (mining_state) go to the LLM in chunks of at most
    MAX_CHUNK_CHARS, oldest session first, one call per chunk against `max_llm_calls`. Every
-   secret the capture-path detector finds (core/secret_scan.py) is masked in what the
+   secret the capture-path detector finds (core/redact.py) is masked in what the
    provider is sent.
 3. Each candidate is sanitised (injected tags, escapes and control characters removed,
    whitespace collapsed, lengths capped), dropped whole when any of its text holds a secret
@@ -26,7 +26,6 @@ the sessions):
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -36,15 +35,16 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from core.secret_scan import find_secret, mask_secrets
-from dream import mining_state, prompts, transcripts
-from dream.config import config_load
+from core import transcripts
+from core.config_sections import config_load
+from core.redact import find_secret, mask_secrets
+from dream import mining_state, prompts
 from dream.llm.types import LLMRequest, LLMUnavailable
 from dream.mined_duplicates import DuplicateCheck, candidate_text
-from dream.passes import Budget, configured_language, require_llm
+from dream.passes import Budget, pass_start
 from graph.project import project_id, project_root, project_tag
 from proposals.models import ProposalKind, ProposalStatus
-from proposals.services import proposal_stage
+from proposals.staging import proposal_stage
 
 FLOW = "transcript_extractor"
 MAX_CHUNK_CHARS = 24_000  # of conversation per call (~6k tokens)
@@ -157,10 +157,6 @@ class MiningResult:
         }
 
 
-def transcripts_dir() -> Path:
-    return Path(settings.CLAUDE_CONFIG_DIR) / "projects"
-
-
 def transcripts_mine(
     *,
     directory: str | Path,
@@ -171,17 +167,17 @@ def transcripts_mine(
 ) -> dict[str, Any]:
     """Mine the sessions of `directory`'s project; the result as `--json` prints it. Raises
     LLMNotConfigured when a run that would call the LLM has none."""
-    started = time.monotonic()
     project = project_id(directory)
     now = timezone.now()
     if if_due:
         reason = not_due_reason(project, min_interval_hours, now)
         if reason is not None:
             return {"mode": "transcripts", "ran": False, "project": project, "reason": reason}
-    if not dry_run:
-        require_llm()
+    run = pass_start(max_llm_calls=max_llm_calls, dry_run=dry_run)
     result = MiningResult(project=project, dry_run=dry_run)
-    sessions = transcripts.project_sessions(transcripts_dir(), project_root(directory))
+    sessions = transcripts.project_sessions(
+        transcripts.claude_projects_dir(), project_root(directory)
+    )
     read = mining_state.project_state(project).mined_turns
     for session in sessions:
         done = min(read.get(session.session_id, 0), len(session.turns))
@@ -196,11 +192,11 @@ def transcripts_mine(
         )
     fresh = [(s, r) for s, r in zip(sessions, result.sessions, strict=True) if r.new_turns]
     if dry_run:
-        result.duration_ms = int((time.monotonic() - started) * 1000)
+        result.duration_ms = run.duration_ms()
         return result.as_json()
 
     if fresh:  # (the check embeds what waits for a vector: not worth it for nothing to mine)
-        miner = _Miner(result, Budget(max_llm_calls), DuplicateCheck(), configured_language())
+        miner = _Miner(result, run.budget, DuplicateCheck(), run.language)
         try:
             for session, report in fresh:
                 miner.session(session, report, start=report.turns - report.new_turns)
@@ -208,7 +204,7 @@ def transcripts_mine(
             result.llm_calls = miner.budget.used
             result.duplicate_check = miner.duplicates.as_json()
     mining_state.record_run(project, timezone.now())
-    result.duration_ms = int((time.monotonic() - started) * 1000)
+    result.duration_ms = run.duration_ms()
     return result.as_json()
 
 

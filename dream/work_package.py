@@ -7,7 +7,7 @@ and a person reviews what it made. docs/work-packages.md is the user's page.
   `kind: "transcript"`, the last visible turns of the newest Claude Code session under the
   caller's one matching workspace root. The package is bounded, its material fenced as
   untrusted data after the dream prompts' preamble (dream/prompts.py) and masked of
-  secrets (core/secret_scan.py), and carries `package_id`, `source_hash` (freshness)
+  secrets (core/redact.py), and carries `package_id`, `source_hash` (freshness)
   and `workspace_hash` (scope). Nothing is stored: the id alone finds the material again.
 - `submit`: the package id, both hashes and one result. The scope and the sources are checked
   again (`work_package.workspace-mismatch`, `work_package.stale`), the result validated
@@ -35,7 +35,7 @@ from django.urls import reverse
 from pydantic import Field
 
 from core.errors import InvalidInput
-from core.secret_scan import mask_secrets
+from core.redact import mask_secrets
 from dream import prompts
 from dream import work_package_sources as sources
 from dream.dreamer import MIN_CLUSTER
@@ -50,7 +50,7 @@ from proposals.errors import HumanReviewOnly, StalePackage, WorkspaceMismatch
 from proposals.models import Proposal, ProposalKind
 from proposals.schemas import DEFAULT_WINDOW_DAYS
 from proposals.selectors import proposal_for_sources
-from proposals.services import proposal_stage
+from proposals.staging import proposal_stage
 
 PROMPT_VERSION = "work-package-v1"
 ACTIONS = ("prepare", "submit", "defer")
@@ -239,7 +239,7 @@ def _transcript(data: WorkPackageInput, ctx: CallContext) -> Package:
         items=found.end - found.begin,
         instructions=f"{TRANSCRIPT_SYSTEM} {prompts.language_instruction(configured_language())}",
         material=f"Session: {found.session.session_id} (turns {found.begin}–{found.end})\n\n"
-        f"{prompts.TRANSCRIPT_PREAMBLE}\n{prompts.fence(conversation)}",
+        f"{prompts.transcript_block(conversation)}",
         result_schema=result_schema("transcript"),
         next=SUBMIT_HINT,
     )

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import AfterValidator, Field
 
 from core.errors import InvalidInput
-from core.secret_scan import find_secret
+from core.redact import find_secret
 from dream import prompts
 from dream.dreamer import Cluster, digest_name
 from dream.passes import DIGEST_TYPE

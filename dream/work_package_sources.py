@@ -9,7 +9,7 @@ prepared. Nothing here writes.
   stored state; its `source_hash` covers their ids, names, types, titles and observations
   (proposals/source_state.py), so an edit, an archive or a new memory that week makes it stale.
 - **transcript**: the newest Claude Code session under one workspace root (the session whose
-  last turn is latest; dream/transcripts.py reads it), its last visible turns up to
+  last turn is latest; core/transcripts reads it), its last visible turns up to
   MAX_TRANSCRIPT_TURNS and MAX_TRANSCRIPT_CHARS. The id names the session and the turn range
   (`transcript:<session>:<begin>-<end>`): the session that is running grows while the agent
   works, and the range keeps the package what it was; `source_hash` covers exactly those turns.
@@ -29,10 +29,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from django.conf import settings
-
-from core.secret_scan import mask_secrets
-from dream import transcripts
+from core import transcripts
+from core.redact import mask_secrets
 from dream.dreamer import MAX_CLUSTER, MIN_CLUSTER, calendar_clusters, episodic_candidates
 from dream.passes import EPISODIC_TYPES, projects_of
 from graph.models import Entity, Status
@@ -137,10 +135,6 @@ def digest_find(package_id: str) -> DigestSource | None:
 # --- workspace roots -----------------------------------------------------------------------------
 
 
-def transcripts_dir() -> Path:
-    return Path(settings.CLAUDE_CONFIG_DIR) / "projects"
-
-
 def root_path(root: str) -> Path | None:
     """A workspace root (a `file://` URI, as MCP's roots/list gives it, or a plain absolute
     path) as a resolved directory; None when it names none."""
@@ -173,7 +167,7 @@ def matching_root(roots: list[str]) -> tuple[Path, list[transcripts.Session]]:
         path = root_path(root)
         if path is None or path in found:
             continue
-        sessions = transcripts.project_sessions(transcripts_dir(), path)
+        sessions = transcripts.project_sessions(transcripts.claude_projects_dir(), path)
         if sessions:
             found[path] = sessions
     if not found:
@@ -275,7 +269,7 @@ def is_package_id(package_id: str) -> bool:
 def has_transcripts(root: Path) -> bool:
     """Whether Claude Code keeps a session file for sessions started in `root`: the cheap test
     the SessionStart notice makes (prepare reads the sessions themselves)."""
-    folder = transcripts_dir() / transcripts.slug(root)
+    folder = transcripts.claude_projects_dir() / transcripts.slug(root)
     try:
         return any(folder.glob("*.jsonl"))
     except OSError:

@@ -12,7 +12,7 @@ The Integrations section (whether memesh is set up in each agent host) is hosts/
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from django.db import connection
 
@@ -20,7 +20,7 @@ from core.redact import MASK, redact, url_without_credentials
 from graph.embedding import provider
 from graph.embedding.base import EmbedderError
 from graph.embedding.config import load_config
-from graph.indexing import consistency, vectors
+from graph.indexing import consistency, generations
 from graph.models import Entity
 from graph.ops.kit.writes import request_embedding
 from graph.status import vector_index_state
@@ -65,7 +65,7 @@ def run_checks(*, probe: bool = True) -> list[Check]:
             info["apiKey"] = MASK
         if probe:
             try:
-                info["dimensions"] = vectors.probe_width(embedder)
+                info["dimensions"] = generations.probe_width(embedder)
                 checks.append(
                     Check(
                         "embedder",
@@ -187,11 +187,21 @@ def fix() -> consistency.RepairReport:
     return report
 
 
-def as_json(checks: list[Check], integrations: list[Check] | None = None) -> dict[str, Any]:
-    report: dict[str, Any] = {
-        "ok": all(c.status != "fail" for c in checks),
-        "checks": [asdict(c) for c in checks],
-    }
+class DoctorReport(TypedDict):
+    """The doctor's JSON: `memesh doctor --json` and GET /v1/doctor's `data`."""
+
+    ok: bool  # no check failed (integrations do not count)
+    checks: list[dict[str, Any]]  # each a Check as a dict
+    integrations: NotRequired[list[dict[str, Any]]]
+    fix: NotRequired[dict[str, Any]]  # `--fix`: the repair's report (RepairReport.as_json)
+    probed: NotRequired[bool]  # GET /v1/doctor: whether the embedder was probed
+
+
+def as_json(checks: list[Check], integrations: list[Check] | None = None) -> DoctorReport:
+    report = DoctorReport(
+        ok=all(c.status != "fail" for c in checks),
+        checks=[asdict(c) for c in checks],
+    )
     if integrations is not None:
         report["integrations"] = [asdict(c) for c in integrations]
     return report

@@ -166,7 +166,7 @@ class Relation(models.Model):
 
 
 class EntityVector(models.Model):
-    """An entity's vector in one index generation (graph.indexing.vectors explains generations).
+    """An entity's vector in one index generation (graph.indexing.generations explains them).
 
     The float vector is kept here for exact rescoring; the generation's vec0 table holds its
     sign bits for the coarse nearest-neighbour search. Not a foreign key: a staged row may

@@ -21,8 +21,9 @@ from django.db.models import Count
 
 from core.redact import redact
 from graph.embedding import provider
-from graph.indexing import vectors
-from graph.indexing.vectors import LAST_ERROR_KEY, STAGING_KEY, Generation, UnreadableMarker
+from graph.indexing import generations
+from graph.indexing.embedding_pass import LAST_ERROR_KEY
+from graph.indexing.generations import STAGING_KEY, Generation, UnreadableMarker
 from graph.models import Entity, EntityVector, MetaEntry, Status, Tag
 from graph.project_tags import PROJECT_TAG_PREFIX, project_of
 
@@ -194,7 +195,7 @@ def vector_index_state() -> VectorIndexState:
         return VectorIndexState(
             available, embedder, embedder_error, None, 0, 0, None, False, 0, 0, None
         )
-    live = vectors.live_generation()
+    live = generations.live_generation()
     if live is not None:
         count = EntityVector.objects.row_count(live.generation)
         pending = EntityVector.objects.pending_count(live.generation)
@@ -205,7 +206,7 @@ def vector_index_state() -> VectorIndexState:
     unreadable = False
     staging_rows = staging_size = 0
     try:
-        staging = vectors.read_marker(STAGING_KEY)
+        staging = generations.read_marker(STAGING_KEY)
     except UnreadableMarker:
         unreadable = True
     if staging is not None:

@@ -20,9 +20,9 @@ def embed_pending_task() -> dict[str, Any]:
     """Embed every active entity whose live vector is missing or stale."""
     # Imported by the worker, which runs this: a process that only queues the task (every
     # write's, a hook's or a CLI command's) has no use for the vector side, or numpy.
-    from graph.indexing import vectors
+    from graph.indexing import embedding_pass
 
-    report = vectors.embed_pending()
+    report = embedding_pass.embed_pending()
     return {"embedded": report.embedded, "failed": report.failed, "skipped": report.skipped}
 
 

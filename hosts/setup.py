@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import tomlkit
 from django.conf import settings
@@ -157,6 +157,31 @@ def _refuse_leaving(path: Path, project_dir: Path | None) -> None:
         )
 
 
+class SetupFileJson(TypedDict):
+    """One file of `memesh setup --json`."""
+
+    path: str
+    role: str
+    existed: bool
+    changed: bool
+    written: bool  # False in a dry run, and for a file left as it was
+    backup: str | None  # where the file as it was is kept; None: there was none
+    diff: str  # unified diff; "" when unchanged
+
+
+class SetupJson(TypedDict):
+    """`memesh setup --json`: what was asked, and each file."""
+
+    host: str
+    scope: Scope
+    action: Literal["install", "uninstall"]
+    dryRun: bool
+    changed: bool
+    command: str | None
+    files: list[SetupFileJson]
+    notes: list[str]
+
+
 @dataclass
 class SetupResult:
     host: str
@@ -172,7 +197,7 @@ class SetupResult:
     def changed(self) -> bool:
         return any(c.changed for c in self.changes)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SetupJson:
         return {
             "host": self.host,
             "scope": self.scope,

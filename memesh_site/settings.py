@@ -33,14 +33,17 @@ VERSION = "0.1.0"
 MEMESH_HOME = envpath("MEMESH_HOME", paths.default_home())
 MEMESH_DB_PATH = envpath("MEMESH_DB_PATH", MEMESH_HOME / paths.DB_FILENAME)
 
-# Where the agent hosts keep their configuration, read as each host reads it: `memesh setup`
-# writes there and `memesh doctor` checks it (hosts/). The hosts' own variables,
-# not memesh's: Claude Code keeps `.claude.json` inside CLAUDE_CONFIG_DIR when that is set.
-CLAUDE_CONFIG_DIR = envpath("CLAUDE_CONFIG_DIR", Path.home() / ".claude")
+# Where the agent hosts keep their configuration and session transcripts, read as each host
+# reads it: `memesh setup` writes there and `memesh doctor` checks it (hosts/); the hooks and
+# transcript mining read Claude Code's sessions under CLAUDE_CONFIG_DIR/projects/
+# (core/transcripts). The hosts' own variables, not memesh's: Claude Code keeps `.claude.json`
+# inside CLAUDE_CONFIG_DIR when that is set, else in the home folder.
+_claude_config_dir = envstr("CLAUDE_CONFIG_DIR", "")
+CLAUDE_CONFIG_DIR = (
+    Path(_claude_config_dir).expanduser() if _claude_config_dir else Path.home() / ".claude"
+)
 CLAUDE_STATE_FILE = (
-    CLAUDE_CONFIG_DIR / ".claude.json"
-    if envstr("CLAUDE_CONFIG_DIR", "")
-    else Path.home() / ".claude.json"
+    CLAUDE_CONFIG_DIR / ".claude.json" if _claude_config_dir else Path.home() / ".claude.json"
 )
 CODEX_HOME = envpath("CODEX_HOME", Path.home() / ".codex")
 GEMINI_DIR = Path.home() / ".gemini"
@@ -177,15 +180,12 @@ CELERY_TASK_ALWAYS_EAGER = envbool("MEMESH_CELERY_EAGER", False)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Writes within this window share one embedding task (graph/indexing/vectors.py: request_embedding).
+# Writes within this window share one embedding task (graph/ops/kit/writes.py: request_embedding).
 MEMESH_EMBED_DEBOUNCE_SECONDS = float(envstr("MEMESH_EMBED_DEBOUNCE_SECONDS", "0.5"))
 
 # Automatic dreams (dream/due.py, docs/dream.md): how often the worker's schedule
 # asks whether a dream is due, in seconds (0: no schedule; the Stop hook still asks).
 MEMESH_DREAM_CHECK_SECONDS = envint("MEMESH_DREAM_CHECK_SECONDS", 3600)
-# Transcript mining (dream/transcripts.py): Claude Code's folder, as Claude Code itself
-# reads it (CLAUDE_CONFIG_DIR, else ~/.claude); its session transcripts are under projects/.
-CLAUDE_CONFIG_DIR = envpath("CLAUDE_CONFIG_DIR", Path.home() / ".claude")
 # The scheduled-mining switch: set, it wins over config.json's `transcriptMining`.
 MEMESH_TRANSCRIPT_MINING = envbool_or_none("MEMESH_TRANSCRIPT_MINING")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TypeAlias
 
 from core.errors import InvalidInput
 from graph.ops.kit.operation import CallContext, Operation, ToolHints
@@ -40,6 +40,11 @@ from messaging.schema import (
     RegisterOutput,
     SendOutput,
     WaitingOut,
+)
+
+# What one action answers; MessageOutput is their union as the one published schema.
+ActionOutput: TypeAlias = (
+    RegisterOutput | DiscoverOutput | SendOutput | PollOutput | FetchOutput | ReceiptOutput
 )
 
 # The fields each action takes besides `action` and `project`.
@@ -115,7 +120,7 @@ def _receipt(receipt: Receipt) -> ReceiptOut:
     )
 
 
-def _register(data: MessageInput, ctx: CallContext, project: str) -> Any:
+def _register(data: MessageInput, ctx: CallContext, project: str) -> ActionOutput:
     session = ctx.session(data.session)
     if session is None:
         raise InvalidInput(
@@ -133,12 +138,12 @@ def _register(data: MessageInput, ctx: CallContext, project: str) -> Any:
     return RegisterOutput(action="register", project=project, agent=_agent(registration))
 
 
-def _discover(data: MessageInput, ctx: CallContext, project: str) -> Any:
+def _discover(data: MessageInput, ctx: CallContext, project: str) -> ActionOutput:
     agents = [_agent(r) for r in registrations_live(project=project)]
     return DiscoverOutput(action="discover", project=project, agents=agents)
 
 
-def _send(data: MessageInput, ctx: CallContext, project: str) -> Any:
+def _send(data: MessageInput, ctx: CallContext, project: str) -> ActionOutput:
     if data.recipient is None:
         raise InvalidInput("recipient: required for action send", field="recipient")
     recipient = principal_checked(data.recipient, field="recipient")
@@ -168,7 +173,7 @@ def _send(data: MessageInput, ctx: CallContext, project: str) -> Any:
     )
 
 
-def _poll(data: MessageInput, ctx: CallContext, project: str) -> Any:
+def _poll(data: MessageInput, ctx: CallContext, project: str) -> ActionOutput:
     recipient = _own_principal(data, ctx)
     waiting = message_poll(project=project, recipient=recipient, session=ctx.session(data.session))
     return PollOutput(
@@ -188,7 +193,7 @@ def _poll(data: MessageInput, ctx: CallContext, project: str) -> Any:
     )
 
 
-def _fetch(data: MessageInput, ctx: CallContext, project: str) -> Any:
+def _fetch(data: MessageInput, ctx: CallContext, project: str) -> ActionOutput:
     assert data.message_id is not None
     message = message_fetch(
         project=project, recipient=_own_principal(data, ctx), message_id=data.message_id
@@ -209,7 +214,7 @@ def _fetch(data: MessageInput, ctx: CallContext, project: str) -> Any:
     )
 
 
-def _intake(data: MessageInput, ctx: CallContext, project: str) -> Any:
+def _intake(data: MessageInput, ctx: CallContext, project: str) -> ActionOutput:
     assert data.message_id is not None
     message, receipt = message_intake(
         project=project,
@@ -221,7 +226,7 @@ def _intake(data: MessageInput, ctx: CallContext, project: str) -> Any:
     return ReceiptOutput(action="intake", message_id=message.message_id, receipt=_receipt(receipt))
 
 
-def _disposition(data: MessageInput, ctx: CallContext, project: str) -> Any:
+def _disposition(data: MessageInput, ctx: CallContext, project: str) -> ActionOutput:
     assert data.message_id is not None and data.disposition is not None
     message, receipt = message_disposition(
         project=project,
@@ -237,7 +242,7 @@ def _disposition(data: MessageInput, ctx: CallContext, project: str) -> Any:
     )
 
 
-ACTIONS: dict[str, Callable[[MessageInput, CallContext, str], Any]] = {
+ACTIONS: dict[str, Callable[[MessageInput, CallContext, str], ActionOutput]] = {
     "register": _register,
     "discover": _discover,
     "send": _send,

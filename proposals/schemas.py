@@ -6,12 +6,13 @@ Inputs are strict (unknown keys refused, no coercion); `parse` turns a pydantic 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from core.errors import InvalidInput
 from graph.ops.kit.validation_errors import describe_validation_error, first_field
+from proposals import results
 
 MAX_REASON_CHARS = 500
 DEFAULT_WINDOW_DAYS = 14
@@ -105,59 +106,17 @@ class DreamTaskQueued(BaseModel):
     taskId: str = Field(description="GET /v1/tasks/<taskId> reports on the run.")
 
 
-class ProposalListItem(BaseModel):
-    id: int
-    project: str
-    cluster_key: str
-    source_count: int
-    digest_name: str | None
-    digest_observations_preview: list[str]
-    status: Literal["pending", "applied", "rejected"]
-    created_at: str
-    kind: Literal["digest", "pattern_emergent", "relation", "memory", "improvement"]
+def documented(shape: type, name: str) -> type[BaseModel]:
+    """The OpenAPI model of a result shape (a TypedDict such as those of proposals/results.py):
+    its keys, all required, with their types and `Field` metadata."""
+    fields: dict[str, Any] = {
+        key: (hint, ...) for key, hint in get_type_hints(shape, include_extras=True).items()
+    }
+    return create_model(name, **fields)
 
 
-class ProposalDetail(BaseModel):
-    id: int
-    kind: Literal["digest", "pattern_emergent", "relation", "memory", "improvement"]
-    project: str
-    cluster_key: str
-    source_ids: list[int]
-    proposed_digest: dict[str, Any] = Field(
-        description="digest / pattern: {name, type, observations, tags, validation_warnings?}; "
-        "relation: {from, to, relation, verdict, rationale}."
-    )
-    llm_model: str
-    prompt_version: str
-    status: Literal["pending", "applied", "rejected"]
-    reason: str | None
-    created_at: str
-    reviewed_at: str | None
-
-
-class AcceptOutput(BaseModel):
-    proposalId: int
-    digestEntityName: str | None = Field(
-        description="The entity the accept created (null for a relation proposal)."
-    )
-    sourcesArchived: int = Field(ge=0)
-    sourcesLinked: int = Field(ge=0)
-    kind: Literal["digest", "pattern_emergent", "relation", "memory", "improvement"]
-
-
-class RejectOutput(BaseModel):
-    id: int
-    status: Literal["rejected"]
-
-
-class TaskRunOutput(BaseModel):
-    id: str
-    kind: str
-    status: Literal["queued", "running", "succeeded", "failed"]
-    params: dict[str, Any]
-    result: dict[str, Any] | None
-    errorCode: str | None
-    error: str | None
-    createdAt: str
-    startedAt: str | None
-    finishedAt: str | None
+ProposalListItem = documented(results.ProposalListEntry, "ProposalListItem")
+ProposalDetail = documented(results.ProposalView, "ProposalDetail")
+AcceptOutput = documented(results.AcceptResult, "AcceptOutput")
+RejectOutput = documented(results.RejectResult, "RejectOutput")
+TaskRunOutput = documented(results.TaskRunView, "TaskRunOutput")

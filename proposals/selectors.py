@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import cast
 
 from django.db.models import Count
 from django.utils import timezone
@@ -23,9 +23,21 @@ from proposals.models import (
     TaskRun,
     TaskStatus,
 )
+from proposals.results import (
+    AcceptTrust,
+    DreamRunSummary,
+    DreamStatus,
+    ProposalKindName,
+    ProposalListEntry,
+    ProposalStatusName,
+    ProposalView,
+    SourceMemory,
+    TaskRunView,
+    TaskStatusName,
+)
 from proposals.source_state import SourceView, state_hash
 
-# The audit row of a person's reject (proposals/services.py writes it; an accept refused
+# The audit row of a person's reject (proposals/decisions.py writes it; an accept refused
 # because the sources are gone is `accept / refused`, never this).
 PERSON_REJECT = {"reviews__action": "reject", "reviews__outcome": "rejected"}
 
@@ -62,7 +74,7 @@ def _preview(proposal: Proposal) -> list[str]:
     return [line[:PREVIEW_CHARS] for line in lines[:PREVIEW_OBSERVATIONS] if line]
 
 
-def proposal_list(status: str = ProposalStatus.PENDING) -> list[dict[str, Any]]:
+def proposal_list(status: str = ProposalStatus.PENDING) -> list[ProposalListEntry]:
     """Proposals with this status (or `all`), newest first, as GET /v1/dream/proposals lists."""
     if status not in STATUS_FILTERS:
         raise InvalidParameter(
@@ -79,9 +91,9 @@ def proposal_list(status: str = ProposalStatus.PENDING) -> list[dict[str, Any]]:
             "source_count": len(p.source_ids or []),
             "digest_name": _proposed_name(p),
             "digest_observations_preview": _preview(p),
-            "status": p.status,
+            "status": cast(ProposalStatusName, p.status),
             "created_at": p.created_at.isoformat(),
-            "kind": p.kind,
+            "kind": cast(ProposalKindName, p.kind),
         }
         for p in qs
     ]
@@ -94,26 +106,26 @@ def proposal_get(proposal_id: int) -> Proposal:
     return proposal
 
 
-def proposal_detail(proposal_id: int) -> dict[str, Any]:
+def proposal_detail(proposal_id: int) -> ProposalView:
     """One proposal in full (GET /v1/dream/proposals/<id>; `memesh dream show`)."""
     p = proposal_get(proposal_id)
     return {
         "id": p.pk,
-        "kind": p.kind,
+        "kind": cast(ProposalKindName, p.kind),
         "project": p.project,
         "cluster_key": p.cluster_key,
         "source_ids": list(p.source_ids or []),
         "proposed_digest": p.proposed or {},
         "llm_model": p.llm_model,
         "prompt_version": p.prompt_version,
-        "status": p.status,
+        "status": cast(ProposalStatusName, p.status),
         "reason": p.reason or None,
         "created_at": p.created_at.isoformat(),
         "reviewed_at": _iso(p.reviewed_at),
     }
 
 
-def proposal_sources(proposal: Proposal) -> list[dict[str, Any]]:
+def proposal_sources(proposal: Proposal) -> list[SourceMemory]:
     """The memories a proposal was made from, in full, in source order, for side-by-side
     review: {id, name, type, title, observations, tags, status, trust}. `trust` is the trust
     block recall shows, plus `unconfirmed` (the briefing's words for a hypothesis or a stale
@@ -129,7 +141,7 @@ def proposal_sources(proposal: Proposal) -> list[dict[str, Any]]:
     tags: dict[int, list[str]] = {}
     for entity_id, name in Tag.objects.filter(entity_id__in=ids).values_list("entity_id", "name"):
         tags.setdefault(entity_id, []).append(name)
-    out: list[dict[str, Any]] = []
+    out: list[SourceMemory] = []
     for entity_id in ids:
         entity = entities.get(entity_id)
         if entity is None:
@@ -165,7 +177,7 @@ def proposal_sources(proposal: Proposal) -> list[dict[str, Any]]:
     return out
 
 
-def proposal_accept_preview(proposal: Proposal) -> dict[str, Any] | None:
+def proposal_accept_preview(proposal: Proposal) -> AcceptTrust | None:
     """The trust an accept would give what the proposal creates (digest, pattern): always a
     hypothesis derived from the sources still active (graph.ops.kit.trust.rules.facets_derived);
     None for a relation or an improvement proposal, which creates no memory."""
@@ -233,7 +245,7 @@ def proposal_for_sources(kind: str, source_ids: list[int]) -> Proposal | None:
     return rejected_for_state(kind, sources_state(wanted))
 
 
-def task_run_detail(task_id: str | uuid.UUID) -> dict[str, Any]:
+def task_run_detail(task_id: str | uuid.UUID) -> TaskRunView:
     """A task run as GET /v1/tasks/<id> reports it."""
     run = TaskRun.objects.filter(pk=task_id).first()
     if run is None:
@@ -241,7 +253,7 @@ def task_run_detail(task_id: str | uuid.UUID) -> dict[str, Any]:
     return {
         "id": str(run.pk),
         "kind": run.kind,
-        "status": run.status,
+        "status": cast(TaskStatusName, run.status),
         "params": run.params or {},
         "result": run.result,
         "errorCode": run.error_code or None,
@@ -252,7 +264,7 @@ def task_run_detail(task_id: str | uuid.UUID) -> dict[str, Any]:
     }
 
 
-def dream_status() -> dict[str, Any]:
+def dream_status() -> DreamStatus:
     """What `memesh status` says of the dream workflow and the task queue: task runs waiting
     for a worker or on one (any kind: a reindex too), proposals waiting for review, the latest
     dream task run (with its trigger), and when a proposal was last staged. A synchronous
@@ -278,7 +290,7 @@ def dream_status() -> dict[str, Any]:
     }
 
 
-def _dream_run(run: TaskRun) -> dict[str, Any]:
+def _dream_run(run: TaskRun) -> DreamRunSummary:
     result = run.result if isinstance(run.result, dict) else {}
     return {
         "id": str(run.pk),
@@ -294,7 +306,7 @@ def _dream_run(run: TaskRun) -> dict[str, Any]:
     }
 
 
-def automatic_dream_runs(limit: int = 5) -> list[dict[str, Any]]:
+def automatic_dream_runs(limit: int = 5) -> list[DreamRunSummary]:
     """The latest dream runs the Stop hook or the schedule queued, newest first."""
     runs = TaskRun.objects.filter(kind=DREAM_RUN_KIND, params__has_key="trigger").order_by(
         "-created_at"

@@ -1,7 +1,7 @@
 """Django admin for dream proposals: browse, compare with the sources, accept or reject.
 
 Proposals are never added or edited by hand: the admin is read-only except for accept and
-reject, which call proposals.services (channel "admin") behind the `review_proposal`
+reject, which call proposals.decisions (channel "admin") behind the `review_proposal`
 permission, as list actions and as buttons on a proposal's page.
 """
 
@@ -19,7 +19,7 @@ from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_POST
 
 from core.errors import MemeshError
-from proposals import services
+from proposals import decisions
 from proposals.models import Proposal, ProposalReview, ProposalStatus, ReviewChannel
 from proposals.permissions import REVIEW_PERMISSION
 from proposals.schemas import MAX_REASON_CHARS
@@ -52,29 +52,21 @@ class ProposalReviewInline(admin.TabularInline):
         return False
 
 
-def _accept(request: HttpRequest, proposal_id: int) -> str | None:
-    """Accept one proposal; None when it was applied, else the reason it was refused."""
+def _decide(
+    request: HttpRequest, proposal_id: int, *, reject_reason: str | None = None
+) -> str | None:
+    """Accept one proposal, or reject it when given a reject reason, as this admin user;
+    None when that took effect, else the reason it was refused."""
+    who = {
+        "channel": ReviewChannel.ADMIN,
+        "reviewer": request.user.get_username(),
+        "origin": request_origin(request),
+    }
     try:
-        services.proposal_accept(
-            proposal_id,
-            channel=ReviewChannel.ADMIN,
-            reviewer=request.user.get_username(),
-            origin=request_origin(request),
-        )
-    except MemeshError as exc:
-        return exc.message
-    return None
-
-
-def _reject(request: HttpRequest, proposal_id: int, reason: str) -> str | None:
-    try:
-        services.proposal_reject(
-            proposal_id,
-            reason=reason,
-            channel=ReviewChannel.ADMIN,
-            reviewer=request.user.get_username(),
-            origin=request_origin(request),
-        )
+        if reject_reason is None:
+            decisions.proposal_accept(proposal_id, **who)
+        else:
+            decisions.proposal_reject(proposal_id, reason=reject_reason, **who)
     except MemeshError as exc:
         return exc.message
     return None
@@ -148,7 +140,7 @@ class ProposalAdmin(admin.ModelAdmin):
 
     @admin.action(description="Accept selected proposals", permissions=["review"])
     def accept_selected(self, request: HttpRequest, queryset: QuerySet[Proposal]) -> None:
-        outcomes = {pk: _accept(request, pk) for pk in queryset.values_list("pk", flat=True)}
+        outcomes = {pk: _decide(request, pk) for pk in queryset.values_list("pk", flat=True)}
         _report(request, "accepted", outcomes)
 
     @admin.action(description="Reject selected proposals", permissions=["review"])
@@ -159,7 +151,8 @@ class ProposalAdmin(admin.ModelAdmin):
             return
         reason = form.cleaned_data["reason"]
         outcomes = {
-            pk: _reject(request, pk, reason) for pk in queryset.values_list("pk", flat=True)
+            pk: _decide(request, pk, reject_reason=reason)
+            for pk in queryset.values_list("pk", flat=True)
         }
         _report(request, "rejected", outcomes)
 
@@ -192,7 +185,7 @@ class ProposalAdmin(admin.ModelAdmin):
     def _accept_view(self, request: HttpRequest, proposal_id: int) -> HttpResponse:
         if not self.has_review_permission(request):
             raise PermissionDenied
-        _report(request, "accepted", {proposal_id: _accept(request, proposal_id)})
+        _report(request, "accepted", {proposal_id: _decide(request, proposal_id)})
         return self._back_to(proposal_id)
 
     def _reject_view(self, request: HttpRequest, proposal_id: int) -> HttpResponse:
@@ -203,7 +196,8 @@ class ProposalAdmin(admin.ModelAdmin):
             messages.error(request, "Not rejected: " + form.error_text())
             return self._back_to(proposal_id)
         reason = form.cleaned_data["reason"]
-        _report(request, "rejected", {proposal_id: _reject(request, proposal_id, reason)})
+        outcome = _decide(request, proposal_id, reject_reason=reason)
+        _report(request, "rejected", {proposal_id: outcome})
         return self._back_to(proposal_id)
 
     def change_view(

@@ -5,7 +5,7 @@ to the queue with a message (post/redirect/get). With htmx (`request.htmx`), a c
 place and an accept or reject swaps the card for its result, without a page load.
 
 Views only check access, validate the form and call one service or selector; the rules
-(who may claim which sources, a double accept) live in proposals.services.
+(who may claim which sources, a double accept) live in proposals.decisions.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import MemeshError, NotFound
 from dream.due import dream_due
-from proposals import selectors, services
+from proposals import decisions, selectors
 from proposals.models import ProposalKind, ProposalStatus, ReviewChannel
 from proposals.permissions import HtmxHttpRequest, reviewer_required
+from proposals.results import DreamRunSummary, ProposalListEntry
 from review.forms import QueueFilterForm, RejectForm
 
 
@@ -34,7 +35,7 @@ def request_origin(request: HttpRequest) -> str:
     return str(request.META.get("REMOTE_ADDR") or "")
 
 
-def _card(item: dict[str, Any]) -> dict[str, Any]:
+def _card(item: ProposalListEntry) -> dict[str, Any]:
     """A queue entry (selectors.proposal_list's shape) with its date parsed for display."""
     return {**item, "created": datetime.fromisoformat(item["created_at"])}
 
@@ -102,7 +103,7 @@ def queue(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
-def _run_card(run: dict[str, Any]) -> dict[str, Any]:
+def _run_card(run: DreamRunSummary) -> dict[str, Any]:
     """An automatic dream run (selectors.automatic_dream_runs' shape) with its date parsed."""
     return {**run, "created": datetime.fromisoformat(run["createdAt"])}
 
@@ -158,7 +159,7 @@ def _refused(
 @reviewer_required
 def accept(request: HtmxHttpRequest, proposal_id: int) -> HttpResponse:
     try:
-        result = services.proposal_accept(
+        result = decisions.proposal_accept(
             proposal_id,
             channel=ReviewChannel.HTMX,
             reviewer=request.user.get_username(),
@@ -178,7 +179,7 @@ def reject(request: HtmxHttpRequest, proposal_id: int) -> HttpResponse:
     if not form.is_valid():
         return _refused(request, proposal_id, form.error_text(), form)
     try:
-        services.proposal_reject(
+        decisions.proposal_reject(
             proposal_id,
             reason=form.cleaned_data["reason"],
             channel=ReviewChannel.HTMX,

@@ -9,8 +9,8 @@ from django.db import connection
 
 from graph.models import Entity
 from graph.ops.bundle import EXPORT, IMPORT
-from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
-from tests.helpers import CTX
+from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS
+from tests.helpers import CTX, remember
 
 
 def export(**fields: Any) -> dict[str, Any]:
@@ -24,6 +24,28 @@ def import_(entities: list[Any], strategy: str = "skip", **fields: Any) -> dict[
 
 def entry(name: str, *observations: str, **fields: Any) -> dict[str, Any]:
     return {"name": name, "type": "note", "observations": list(observations), **fields}
+
+
+def seed() -> None:
+    """Three memories of two projects, one related to another, one without a title."""
+    remember("api-design", "REST with versioned routes", type="decision", namespace="team")
+    remember(
+        "auth-decision",
+        "Use OAuth 2.0",
+        "Tokens expire after one hour",
+        type="decision",
+        title="Why we chose OAuth 2.0",
+        tags=["project:myapp", "topic:auth"],
+        relations=[{"to": "api-design", "type": "related-to"}],
+        namespace="team",
+    )
+    remember("untitled-note", "zanzibarite appears here", tags=["project:other"])
+
+
+def wipe() -> None:
+    """No memory left, and no keyword index row."""
+    Entity.objects.all().delete()
+    Entity.objects.index_rebuild()  # empties both keyword tables
 
 
 def index_rows() -> dict[str, list[tuple[int, str, str]]]:

@@ -73,6 +73,29 @@ def _clean_indexes(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 @pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A MEMESH_HOME of the test's own for memesh in this process (its config.json, serve
+    record and tokens are nobody else's): the test's tmp_path. A module whose every test needs
+    one marks itself `pytest.mark.usefixtures("home")`; e2e/ has its own `home`, a folder for
+    memesh processes."""
+    from django.conf import settings
+
+    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def fresh_query_cache() -> Iterator[None]:
+    """Query vectors are cached per process; one test's cache must not answer another's. A
+    module whose tests embed queries under one embedder identity asks for this."""
+    from graph.indexing import query_cache
+
+    query_cache.query_cache_clear()
+    yield
+    query_cache.query_cache_clear()
+
+
+@pytest.fixture
 def embedding_server() -> Iterator[FakeEmbeddingServer]:
     """A fake embedding server on loopback (OpenAI and Ollama formats), 384-wide vectors.
 

@@ -10,11 +10,11 @@ from contextlib import contextmanager
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission, User
 
+from core.config_sections import config_update
 from core.config_store import config_path
-from dream.config import config_update
 from graph.models import Entity
 from proposals.models import Proposal
-from proposals.services import proposal_stage
+from proposals.staging import proposal_stage
 from tests.fakes.llm_servers import FakeLLMServer
 from tests.helpers import remember
 

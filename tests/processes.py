@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,20 @@ def serving(
         yield base
     finally:
         stop(proc)
+
+
+@dataclass(frozen=True)
+class Served:
+    """A running `memesh serve` (tests/e2e/conftest.py's `server`): its base URL, its home and
+    everything it printed."""
+
+    base: str
+    home: Path
+    log: Path
+
+    def post(self, route: str, payload: object) -> httpx.Response:
+        """POST `payload` as JSON to /v1/`route`."""
+        return httpx.post(f"{self.base}/v1/{route}", json=payload, timeout=30)
 
 
 def read_rows(db: Path, sql: str, *params: object) -> list[tuple]:

@@ -4,7 +4,7 @@ tests check that it passes as clean."""
 
 from __future__ import annotations
 
-from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
+from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS
 from tests.helpers import forget, remember
 
 # Each entity of the scenario, the word only it carries now, and where it must be indexed.

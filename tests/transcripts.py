@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dream.transcripts import slug
+from core.transcripts import slug
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
 SESSION_IDS = {

@@ -13,10 +13,10 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from graph.indexing import vectors
+from graph.indexing import embedding_pass, generations, query_cache
 from graph.models import Entity, MetaEntry
 from graph.search.text import embedding_text, text_hash
-from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
+from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS
 from graph.storage.vector_index import table_name
 from tests.fakes.embedding_server import FakeEmbeddingServer
 
@@ -39,7 +39,7 @@ def use_embedder(monkeypatch: pytest.MonkeyPatch, provider: str, **env: str) -> 
         name = key.upper()
         typed = {"DIMENSIONS": int, "TIMEOUT": float}.get(name, str)(value)
         monkeypatch.setattr(settings, f"MEMESH_EMBEDDER_{name}", typed)
-    vectors.query_cache_clear()
+    query_cache.query_cache_clear()
 
 
 def use_fake_openai(
@@ -70,8 +70,8 @@ def entity_id(name: str) -> int:
     return Entity.objects.get(name=name).pk
 
 
-def live() -> vectors.Generation:
-    gen = vectors.live_generation()
+def live() -> generations.Generation:
+    gen = generations.live_generation()
     assert gen is not None, "no live vector generation"
     return gen
 
@@ -99,5 +99,7 @@ def expected_hash(name: str) -> str:
 
 def last_embedding_error() -> dict | None:
     return (
-        MetaEntry.objects.filter(key=vectors.LAST_ERROR_KEY).values_list("value", flat=True).first()
+        MetaEntry.objects.filter(key=embedding_pass.LAST_ERROR_KEY)
+        .values_list("value", flat=True)
+        .first()
     )

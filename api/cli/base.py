@@ -12,6 +12,11 @@
   remember` on a fresh MEMESH_HOME works instead of failing on a missing table.
 - `OperationCommand`: parse flags into the operation's input, run it as the CLI (source_host
   "cli", this directory's project), print JSON with --json or the command's own text otherwise.
+- A flag that sets an input field takes its help and choices from the field
+  (`Operation.field_help` and `field_choices`; `flag_help` and `model_field_help` below): the
+  field's description is the published tool documentation, so the shell and the agents read
+  the same words. A literal help is for a flag of the command's own (output, files,
+  confirmations); where a flag means more or less than its field, a comment says how.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar, Literal, NoReturn
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from pydantic import BaseModel
 
 from api.envelope import known_failure
 from api.invocation import invocation_directory
@@ -31,7 +37,23 @@ from core.errors import Failure, InvalidInput
 from graph.ops.kit.operation import CallContext, Operation
 from graph.project import project_id
 
-PROJECT_HELP = "Project id (default: this directory's project)."
+
+def flag_help(operation: Operation, name: str, *, repeatable: bool = False) -> str:
+    """A flag's help: the input field's description, plus what the usage line does not show —
+    that the operation requires the field, and that the flag may be given again (one list item
+    each time)."""
+    text = operation.field_help(name).rstrip()
+    if operation.input_model.model_fields[name].is_required():
+        text += " Required."
+    if repeatable:
+        text += " Repeat the flag for several."
+    return text.strip()
+
+
+def model_field_help(model: type[BaseModel], name: str) -> str:
+    """A flag's help from a field of an input model no Operation wraps (the dream routes'
+    proposals/schemas.py): the same description their OpenAPI document publishes."""
+    return model.model_fields[name].description or ""
 
 
 def _plain(text: str) -> str:
@@ -147,8 +169,13 @@ class OperationCommand(MemeshCommand):
         """The caller as the operation sees it (a command may add what only it knows)."""
         return cli_context()
 
+    def flags_payload(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The operation's input from every flag the command has (its own, and any a base
+        class adds)."""
+        return self.payload(options)
+
     def handle(self, *args: Any, **options: Any) -> None:
-        payload = _input(options["input"]) if options["input"] else self.payload(options)
+        payload = _input(options["input"]) if options["input"] else self.flags_payload(options)
         result = self.selected_operation(options).run(payload, self.call_context())
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
@@ -162,7 +189,7 @@ class PinCommand(OperationCommand):
     json_help = "Print { name, pinned, found } as JSON."
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--name", help="Entity name (required).")
+        parser.add_argument("--name", help=flag_help(self.operation, "name"))
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
         return given(options, "name")
@@ -205,3 +232,15 @@ def add_provenance_arguments(parser: CommandParser, operation: Operation) -> Non
     )
     parser.add_argument("--kind", choices=choices_of("kind"), help=help_of("kind"))
     parser.add_argument("--ttl-hours", dest="ttl_hours", type=float, help=help_of("ttl_hours"))
+
+
+class ProvenanceCommand(OperationCommand):
+    """A command whose operation also takes the trust model's inputs (remember, supersede): the
+    provenance flags follow the command's own, and what was given of them joins the input."""
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        super().add_arguments(parser)
+        add_provenance_arguments(parser, self.operation)
+
+    def flags_payload(self, options: dict[str, Any]) -> dict[str, Any]:
+        return {**self.payload(options), **given(options, *PROVENANCE_OPTIONS)}

@@ -9,7 +9,7 @@ others; its failure is recorded in hook-outcomes.jsonl):
    (graph/capture/session_evidence.py);
 3. the handoff: the exact project's, replaced by the latest long-enough cleaned reply
    (graph/capture/handoff.py);
-4. note files: `~/.claude/projects/<slug>/memory/*.md` ingested, one memory per file
+4. note files: `<CLAUDE_CONFIG_DIR>/projects/<slug>/memory/*.md` ingested, one memory per file
    (graph/capture/note_files.py);
 5. the dream auto-trigger: a dream pass queued when one is due (dream/due.py),
    never run here;
@@ -40,6 +40,7 @@ from api.hooks.transcript import (
     turn_signals,
 )
 from core import hook_outcomes
+from core.transcripts import claude_projects_dir, slug
 from graph.capture.capture import auto_capture_enabled
 from graph.capture.handoff import handoff_replace
 from graph.capture.note_files import NoteFilesResult, note_files_ingest
@@ -52,13 +53,12 @@ MAX_CITING_CHARS = 200_000
 
 def note_directory(payload: HookPayload) -> Path:
     """Claude Code's memory directory of this project: beside the session's transcript
-    (`~/.claude/projects/<slug>/<session>.jsonl`), else under the slug Claude Code derives
-    from the working directory (every character but ASCII letters and digits becomes `-`)."""
+    (`<projects>/<slug>/<session>.jsonl`), else in the configured Claude Code folder under
+    the slug Claude Code derives from the working directory."""
     transcript = payload.transcript_path
     if transcript is not None and transcript.parent.parent.name == "projects":
         return transcript.parent / "memory"
-    slug = "".join(c if c.isascii() and c.isalnum() else "-" for c in payload.cwd)
-    return Path.home() / ".claude" / "projects" / slug / "memory"
+    return claude_projects_dir() / slug(payload.cwd) / "memory"
 
 
 def _step(name: str, work: Callable[[], None]) -> None:

@@ -1,31 +1,24 @@
-"""Claude Code's session transcript (the JSONL file at the hook input's `transcript_path`),
-read for what the Stop and PreCompact hooks need: the agent's replies, its tool calls with
-their results, and where the current turn began.
+"""The session that is running, as the Stop and PreCompact hooks read it (core/transcripts reads
+the file: its format, what is skipped, the size bound): the agent's replies, its tool calls
+with their results, and where the current turn began.
 
-The shapes read (one JSON object per line): `{"type": "assistant", "message": {"id",
-"content": [{"type": "text", "text"}, {"type": "tool_use", "id", "name", "input"}]}}` — one
-message may be spread over several lines sharing its `message.id` — and `{"type": "user",
-"message": {"content": <the prompt> | [{"type": "tool_result", "tool_use_id", "content",
-"is_error"}]}}`. Sub-agent lines (`isSidechain`) and the host's own (`isMeta`, hook echoes,
-summaries) are skipped: what the agent said is only what it said in its own messages, never
-the memory block memesh injected (that reaches the transcript as hook attachments).
-
-A turn begins at a prompt the user typed (a user line whose content is text, not tool
-results). Only the last MAX_BYTES of the file are read: a long session's earlier turns were
-read by the Stop hooks that ended them.
+A reply is the text of one assistant message, which the host may write as several records
+sharing its id; what the agent said is only what it said in its own messages, never the memory
+block memesh injected (that reaches the transcript as hook attachments and meta records, which
+the reader skips). A turn begins at a prompt the user typed (a user record whose content is
+text, not tool results). Only the last MAX_BYTES of the file are read: a long session's
+earlier turns were read by the Stop hooks that ended them.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from api.hooks.tools import COMMIT_COMMAND, COMMIT_LINE, EDIT_TOOLS
+from core.transcripts import as_recorded, claude_projects_dir, read_session
 from graph.capture.session_evidence import ErrorSignal, FixSignal, SessionEvidence
 
 MAX_BYTES = 8 * 1024 * 1024
@@ -45,7 +38,7 @@ _MEMESH_WRITE_COMMAND = re.compile(r"\bmemesh\s+(?:remember|learn)\b")
 class ToolCall:
     id: str
     name: str
-    input: dict[str, Any]
+    input: dict[str, object]
     turn: int
     is_error: bool | None = None  # None: no result seen (yet)
     result: str = ""
@@ -78,87 +71,35 @@ class Transcript:
         return [c for c in self.calls if c.turn == self.turn]
 
 
-def _tail_lines(path: Path) -> tuple[list[str], bool]:
-    with path.open("rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        truncated = size > MAX_BYTES
-        if truncated:
-            handle.seek(size - MAX_BYTES)
-            handle.readline()  # a partial line
-        data = handle.read(MAX_BYTES)
-    return data.decode("utf-8", errors="replace").splitlines(), truncated
-
-
-def _result_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(block.get("text", ""))
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text"
-        )
-    return ""
-
-
-def _is_prompt(content: object) -> bool:
-    if isinstance(content, str):
-        return bool(content.strip())
-    if isinstance(content, list):
-        kinds = {b.get("type") for b in content if isinstance(b, dict)}
-        return "text" in kinds and "tool_result" not in kinds
-    return False
-
-
 def read_transcript(path: Path) -> Transcript:
-    """The transcript at `path` (the module docstring says what is read). A line that is not
-    JSON, or not of a known shape, is skipped; a missing file raises OSError."""
-    lines, truncated = _tail_lines(path)
-    out = Transcript(truncated=truncated)
-    texts: dict[str, list[str]] = {}  # message id -> its text blocks
+    """The transcript at `path` (the module docstring says what is read); a missing file
+    raises OSError."""
+    session = read_session(path, view=as_recorded, tail_bytes=MAX_BYTES)
+    out = Transcript(truncated=session.truncated)
+    texts: dict[str, list[str]] = {}  # message id -> its text, record by record
     order: list[tuple[str, int]] = []  # (message id, turn) in order of first appearance
     by_id: dict[str, ToolCall] = {}
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
-            continue
-        message = entry.get("message")
-        if not isinstance(message, dict):
-            continue
-        content = message.get("content")
-        if entry.get("type") == "user":
-            if _is_prompt(content):
+    for turn in session.turns:
+        if turn.role == "user":
+            if turn.is_prompt:
                 out.turn += 1
                 continue
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    call = by_id.get(str(block.get("tool_use_id")))
-                    if call is not None:
-                        call.is_error = block.get("is_error") is True
-                        call.result = _result_text(block.get("content"))
-        elif entry.get("type") == "assistant" and isinstance(content, list):
-            message_id = str(message.get("id") or entry.get("uuid") or len(order))
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "text" and isinstance(block.get("text"), str):
-                    if message_id not in texts:
-                        texts[message_id] = []
-                        order.append((message_id, out.turn))
-                    texts[message_id].append(block["text"])
-                elif block.get("type") == "tool_use":
-                    call_input = block.get("input")
-                    call = ToolCall(
-                        id=str(block.get("id")),
-                        name=str(block.get("name") or ""),
-                        input=call_input if isinstance(call_input, dict) else {},
-                        turn=out.turn,
-                    )
-                    by_id[call.id] = call
-                    out.calls.append(call)
+            for result in turn.tool_results:
+                call = by_id.get(result.tool_use_id)
+                if call is not None:
+                    call.is_error = result.is_error
+                    call.result = result.text
+            continue
+        message_id = turn.message_id or str(len(order))
+        if turn.text:
+            if message_id not in texts:
+                texts[message_id] = []
+                order.append((message_id, out.turn))
+            texts[message_id].append(turn.text)
+        for use in turn.tool_uses:
+            call = ToolCall(id=use.id, name=use.name, input=use.input, turn=out.turn)
+            by_id[call.id] = call
+            out.calls.append(call)
     out.replies = [(turn, "\n\n".join(texts[mid]).strip()) for mid, turn in order]
     out.replies = [(turn, text) for turn, text in out.replies if text]
     return out
@@ -268,9 +209,13 @@ def _writes_memory(call: ToolCall) -> bool:
         return True
     if call.name == "Bash" and _MEMESH_WRITE_COMMAND.search(call.command):
         return True
-    # A note in Claude Code's own memory directory (~/.claude/projects/<slug>/memory/*.md).
+    # A note in Claude Code's own memory directory (<slug>/memory/*.md under its projects
+    # folder): the configured one, or the default's (the host's environment may differ from
+    # the server's that reads its transcript).
     path = call.file.replace("\\", "/")
-    return call.name in EDIT_TOOLS and "/.claude/projects/" in path and "/memory/" in path
+    configured = f"{claude_projects_dir().as_posix()}/"
+    in_projects = path.startswith(configured) or "/.claude/projects/" in path
+    return call.name in EDIT_TOOLS and in_projects and "/memory/" in path
 
 
 def turn_signals(transcript: Transcript) -> TurnSignals:

@@ -1,44 +1,42 @@
-"""Writes of the memory tool: keyword-only, each one transaction, each ending with the keyword
-index in step (`graph.ops.kit.writes.index_after_write`, as every write service does).
+"""Writes of the memory tool: each checks the tool's addresses and scope, then makes its one
+change through graph's write services, so the keyword index, the vector request, provenance
+and trust stay as every other write leaves them.
 
-What remember can say, remember does: a new entity is created by `entity_remember` (type,
-namespace, provenance, index), `insert` appends through it (observation dedupe ignoring
-whitespace, the trust rules of graph/ops/kit/trust/, the index), and `delete` is
-`entity_forget` (archive, never destroy). What it cannot say is here, with the same
-invariants: `create` overwriting a file (observations replaced, tags/type/title kept, trust
-unchanged — a rewrite is not corroboration — and not blocked by the decision-type
-`why` rule, which belongs to the agent transports' `replace`), the content-addressed
-`str_replace`, and `rename`. None of them stores an observation the entity already holds
-(DESIGN §4 item 4).
+A new file is an entity created by `entity_remember` (type `note`, the namespace,
+metadata.provenance.source_host `memory-tool`, a hypothesis as any unsourced memory, filed
+under the bound project); `delete` is `entity_forget` (archive, never destroy). What
+remember cannot say — `create` overwriting a file of any length, the content-addressed
+`str_replace`, an `insert` at a line, `rename` — is graph/ops/revise.py: the overwritten or
+edited observations are kept in metadata.replaced_history as remember's `replace` keeps
+them, trust is unchanged (a rewrite is not corroboration), and the decision-type `why` rule,
+which belongs to the agent transports' `replace`, does not apply. None of them stores an
+observation the entity already holds (DESIGN §4 item 4).
 
 Bound to a project (graph/ops/kit/scope.py), the tool sees only that project's scope: a file of
 another project does not exist for it (and so cannot be edited, deleted or renamed), a create
 onto such a name is refused, and a new file is filed under the project.
 
-Refusals are raised (graph.errors) before the first write.
+Refusals are raised (core.errors) before the first write.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from django.db import transaction
-from django.utils import timezone
 
 from api.memory_tool.lines import insert_position, plan_str_replace
 from api.memory_tool.paths import MemoryFile
 from api.memory_tool.selectors import memory_file_entity, memory_file_observations
 from core.errors import OperationFailed
-from graph.models import Entity, Observation, Status
+from graph.models import Entity, Status
 from graph.ops.forget import ForgetInput, entity_forget
 from graph.ops.kit.fields import NOTE_TYPE
 from graph.ops.kit.scope import UNBOUND, ReadScope
-from graph.ops.kit.writes import index_after_write
 from graph.ops.remember.schema import RememberInput
-from graph.ops.remember.service import dedupe, entity_remember
-from graph.search.text import normalize_observation
+from graph.ops.remember.service import entity_remember
+from graph.ops.revise import entity_rename, observations_overwrite, observations_splice
 
 # Stamped as metadata.provenance.source_host on the entities the tool creates.
 SOURCE_HOST = "memory-tool"
@@ -49,21 +47,6 @@ class FileWritten:
     created: bool  # False: an active file was overwritten
     lines: int  # observations the file now holds
     duplicates: int  # lines not stored because an identical one was (whitespace ignored)
-
-
-def _move_behind(entity: Entity, tail: Sequence[Observation]) -> None:
-    """Order is by id: re-create `tail` (same text and created_at, new ids) so that what was
-    just appended comes before it."""
-    Observation.objects.filter(pk__in=[o.pk for o in tail]).delete()
-    Observation.objects.bulk_create(
-        [Observation(entity=entity, text=o.text, created_at=o.created_at) for o in tail]
-    )
-
-
-def _touch(entity: Entity, now: datetime, *fields: str) -> None:
-    entity.updated_at = now
-    entity.save(update_fields=[*fields, "updated_at"])
-    index_after_write([entity.pk])
 
 
 @transaction.atomic
@@ -98,13 +81,8 @@ def memory_file_create(
             source_host=SOURCE_HOST,
         )
         entity = Entity.objects.get(pk=out.entityId)
-    stored = dedupe(lines, key=normalize_observation)
-    now = timezone.now()
-    Observation.objects.filter(entity=entity).delete()
-    Entity.objects.observations_append(entity.pk, stored, now)
-    entity.status = Status.ACTIVE
-    _touch(entity, now, "status")
-    return FileWritten(created, len(stored), len(lines) - len(stored))
+    stored = observations_overwrite(entity_id=entity.pk, observations=lines)
+    return FileWritten(created, stored, len(lines) - stored)
 
 
 @transaction.atomic
@@ -112,23 +90,11 @@ def memory_file_insert(
     *, file: MemoryFile, insert_line: int, text: str, scope: ReadScope = UNBOUND
 ) -> bool:
     """Add `text` as an observation after the memory owning line `insert_line` (0 prepends).
-
-    Appended by `entity_remember`, then moved into place. False when the entity already holds
-    it (ignoring whitespace): nothing changes then.
-    """
+    False when the entity already holds it (ignoring whitespace): nothing changes then."""
     entity = memory_file_entity(file, scope)
-    obs = memory_file_observations(entity)
-    position = insert_position([o.text for o in obs], insert_line, str(file))
-    out = entity_remember(
-        data=RememberInput(name=entity.name, type=entity.type, observations=[text]),
-        source_host=SOURCE_HOST,
-    )
-    if not out.observations:
-        return False
-    if position < len(obs):
-        _move_behind(entity, obs[position:])
-        index_after_write([entity.pk])  # the text's order, and so its hash, changed
-    return True
+    texts = [o.text for o in memory_file_observations(entity)]
+    position = insert_position(texts, insert_line, str(file))
+    return observations_splice(entity_id=entity.pk, start=position, stop=position, text=text)
 
 
 @transaction.atomic
@@ -139,25 +105,9 @@ def memory_file_str_replace(
     edit began on. Untouched observations keep their rows; an edited observation that now
     equals another one of the entity is merged into it."""
     entity = memory_file_entity(file, scope)
-    obs = memory_file_observations(entity)
-    splice = plan_str_replace([o.text for o in obs], old_str, new_str, str(file))
-    changed = obs[splice.start : splice.stop]
-    text = splice.text
-    if text is not None:
-        kept = {normalize_observation(o.text) for o in obs if o not in changed}
-        if normalize_observation(text) in kept:
-            text = None
-    now = timezone.now()
-    if text is None:
-        Observation.objects.filter(pk__in=[o.pk for o in changed]).delete()
-    elif changed:
-        # The edited text takes the first changed observation's row.
-        Observation.objects.filter(pk=changed[0].pk).update(text=text)
-        Observation.objects.filter(pk__in=[o.pk for o in changed[1:]]).delete()
-    else:
-        Entity.objects.observations_append(entity.pk, [text], now)
-        _move_behind(entity, obs[splice.start :])
-    _touch(entity, now)
+    texts = [o.text for o in memory_file_observations(entity)]
+    splice = plan_str_replace(texts, old_str, new_str, str(file))
+    observations_splice(entity_id=entity.pk, start=splice.start, stop=splice.stop, text=splice.text)
     return splice.line
 
 
@@ -177,16 +127,7 @@ def memory_file_rename(*, old: MemoryFile, new: MemoryFile, scope: ReadScope = U
     entity = memory_file_entity(old, scope)
     if old == new:
         raise OperationFailed(f"{old} and new_path are the same")
-    holder = Entity.objects.filter(name=new.name).exclude(pk=entity.pk).first()
-    if holder is not None:
-        raise OperationFailed(
-            f"Cannot rename to {new}: the name is already taken in namespace "
-            f"{holder.namespace!r}" + (" (archived)" if holder.status == Status.ARCHIVED else "")
-        )
-    fields = ["name"]
-    if new.namespace != entity.namespace:
-        entity.metadata = {**entity.metadata, "previous_namespace": entity.namespace}
-        entity.namespace = new.namespace
-        fields += ["namespace", "metadata"]
-    entity.name = new.name
-    _touch(entity, timezone.now(), *fields)
+    try:
+        entity_rename(entity_id=entity.pk, name=new.name, namespace=new.namespace)
+    except OperationFailed as exc:  # the name is taken: say so at the address the model used
+        raise OperationFailed(f"Cannot rename to {new}: {exc.message}") from None

@@ -1,5 +1,6 @@
 """DRF views of /v1/config, /v1/config/test and /v1/telemetry: each calls one service of
-dream/config.py or dream/telemetry.py and wraps the result in the envelope.
+core/config_sections.py, dream/capabilities.py or dream/telemetry.py and wraps the result in
+the envelope.
 
 `openapi_paths()` documents these routes for api/rest/openapi.py (they are not operations: the
 reference keeps configuration off the MCP tool list).
@@ -10,28 +11,31 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api import envelope
-from dream import config, telemetry
+from core import config_sections
+from dream import capabilities, telemetry
 from dream.llm.probe import ConfigTestInput, ConfigTestOutput
 from dream.tasks import config_saved
+from graph.config_sections import update_model
+from proposals.schemas import documented
 
 
 class ConfigView(APIView):
     def get(self, request: Request) -> Response:
-        return Response(envelope.ok(config.config_get()))
+        return Response(envelope.ok(capabilities.config_get()))
 
     def post(self, request: Request) -> Response:
-        return Response(envelope.ok(config_saved(config.config_change(request.data))))
+        return Response(envelope.ok(config_saved(config_sections.config_change(request.data))))
 
 
 class ConfigTestView(APIView):
     def post(self, request: Request) -> Response:
-        return Response(envelope.ok(config.config_test(request.data)))
+        return Response(envelope.ok(capabilities.config_test(request.data)))
 
 
 class TelemetryView(APIView):
@@ -46,55 +50,16 @@ class TelemetryView(APIView):
 RefFor = Callable[[type[BaseModel], Literal["validation", "serialization"]], dict[str, Any]]
 
 
-class ConfigCapabilities(BaseModel):
-    fts5: bool
-    vectorSearch: bool
-    scoring: bool
-    knowledgeEvolution: bool
-    embeddings: str = Field(description="The embedding provider in use.")
-    llm: dict[str, str] | None = Field(description="The primary LLM {provider, model}, or null.")
-    searchLevel: int
+ConfigGetOutput = documented(capabilities.ConfigView, "ConfigGetOutput")
+TelemetryOutput = documented(telemetry.TelemetrySummary, "TelemetryOutput")
 
 
-class ConfigGetOutput(BaseModel):
-    config: dict[str, Any] = Field(description="The stored configuration, every key as ***.")
-    capabilities: ConfigCapabilities
-
-
-class OkFail(BaseModel):
-    ok: int
-    fail: int
-
-
-class SampleError(BaseModel):
-    error_class: str
-    message: str
-
-
-class FlowSummary(BaseModel):
-    flow: str
-    total_calls: int
-    total_attempts: int
-    successes: int
-    failures: int
-    fallback_used: int
-    median_latency_ms: int
-    by_provider: dict[str, OkFail]
-    by_model: dict[str, OkFail]
-    by_project: dict[str, OkFail]
-    by_error_class: dict[str, int]
-    sample_errors: list[SampleError] = Field(max_length=telemetry.SAMPLE_ERRORS)
-    window_days: int
-
-
-class TelemetryOutput(BaseModel):
-    window_days: int
-    summaries: list[FlowSummary]
-
+# The update as the apps' config sections declare it (core/config_sections.py).
+CONFIG_UPDATE = update_model()
 
 OPENAPI_MODELS: list[tuple[type[BaseModel], Literal["validation", "serialization"]]] = [
     (ConfigGetOutput, "serialization"),
-    (config.ConfigUpdate, "validation"),
+    (CONFIG_UPDATE, "validation"),
     (ConfigTestInput, "validation"),
     (ConfigTestOutput, "serialization"),
     (TelemetryOutput, "serialization"),
@@ -139,7 +104,7 @@ def openapi_paths(ref: RefFor, errors: dict[str, Any]) -> dict[str, Any]:
                 "operationId": "configUpdate",
                 "summary": "Save a partial config update; fields sent as null are removed",
                 "requestBody": body(
-                    config.ConfigUpdate,
+                    CONFIG_UPDATE,
                     [{"language": "zh-TW"}, {"llm": {"provider": "ollama", "model": "llama3.2"}}],
                 ),
                 "responses": ok(MASKED_CONFIG),

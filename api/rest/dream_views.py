@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from api import envelope
 from dream import dreamer
 from dream.tasks import KIND_RUN, task_run_enqueue
-from proposals import schemas, selectors, services
+from proposals import decisions, schemas, selectors
 from proposals.models import ReviewChannel
 
 
@@ -42,7 +42,7 @@ class ProposalDetailView(APIView):
 class ProposalAcceptView(APIView):
     def post(self, request: Request, proposal_id: int) -> Response:
         return _ok(
-            services.proposal_accept(
+            decisions.proposal_accept(
                 proposal_id, channel=ReviewChannel.API, origin=_origin(request)
             )
         )
@@ -52,7 +52,7 @@ class ProposalRejectView(APIView):
     def post(self, request: Request, proposal_id: int) -> Response:
         data = schemas.parse(schemas.RejectInput, request.data)
         return _ok(
-            services.proposal_reject(
+            decisions.proposal_reject(
                 proposal_id, reason=data.reason, channel=ReviewChannel.API, origin=_origin(request)
             )
         )

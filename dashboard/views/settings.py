@@ -1,8 +1,9 @@
 """Settings (/dashboard/settings/): the LLM chain with its keys masked, a Test of a provider
 through the probe POST /v1/config/test runs (its live model list), the embedder's status and a
 reindex with its progress (the TaskRun GET /v1/tasks/<id> reports), auto-capture, language and
-the dashboard's theme — each through the service its REST route calls (dream/config.py,
-dream/tasks.py). Nothing here reads or writes config.json itself.
+the dashboard's theme — each through the service its REST route calls
+(core/config_sections.py, dream/capabilities.py, dream/tasks.py). Nothing here reads or writes
+config.json itself.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from core import config_sections
 from core.errors import MemeshError, NotFound
 from dashboard.error_text import error_sentence, probe_sentence
 from dashboard.pages import THEMES, HtmxHttpRequest, dashboard_required, page, refused
-from dream import config
+from dream import capabilities
 from dream.llm.providers import Provider
 from dream.tasks import KIND_REINDEX, config_saved, task_run_enqueue
 from graph.capture.capture import auto_capture_enabled
@@ -44,7 +46,7 @@ def _chain(stored: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _settings_context() -> dict[str, Any]:
-    current = config.config_get()
+    current = capabilities.config_get()
     stored = current["config"]
     return {
         "chain": _chain(stored),
@@ -83,7 +85,7 @@ def settings_save(request: HtmxHttpRequest) -> HttpResponse:
         "theme": request.POST.get("theme") or None,
     }
     try:
-        config_saved(config.config_change(update))
+        config_saved(config_sections.config_change(update))
     except MemeshError as exc:
         refused(request, exc)
     else:
@@ -108,7 +110,7 @@ def _probe_payload(request: HtmxHttpRequest) -> dict[str, Any]:
 def settings_test(request: HtmxHttpRequest) -> HttpResponse:
     """A provider test: the probe's outcome (valid, models, suggested, or its errorCode)."""
     try:
-        outcome: dict[str, Any] = config.config_test(_probe_payload(request))
+        outcome: dict[str, Any] = capabilities.config_test(_probe_payload(request))
     except MemeshError as exc:  # the form itself was refused (no provider, a bad key shape)
         outcome = {"valid": False, "sentence": error_sentence(exc.error_code), "error": exc.message}
     else:

@@ -11,13 +11,14 @@ anything key-shaped) before they are stored or raised.
 from __future__ import annotations
 
 import logging
-import time
 import uuid
+from functools import partial
 from typing import Any
 
 from core import config_store
 from core.errors import OperationFailed
 from core.redact import redact_message, secret_values
+from core.timing import Stopwatch
 from dream.llm import providers
 from dream.llm.errors import LLMNotConfigured
 from dream.llm.providers import DEFAULT_MODELS, ProviderSpec
@@ -61,28 +62,31 @@ def complete(request: LLMRequest) -> LLMResult:
             '\'{"provider": "anthropic", "apiKey": "..."}\'` or POST /v1/config'
         )
     secrets = secret_values(config)
-    call_id = uuid.uuid4()
+    # One telemetry row per attempt, all under the call's id.
+    record = partial(
+        attempt_record,
+        call_id=uuid.uuid4(),
+        flow=request.flow,
+        project=request.project,
+        secrets=secrets,
+    )
     last_class, last_message = "unknown", ""
     for index, spec in enumerate(chain):
-        started = time.monotonic()
+        clock = Stopwatch()
         try:
             text = providers.complete(spec, request)
         except providers.ProviderError as exc:
-            latency = int((time.monotonic() - started) * 1000)
+            latency = clock.ms
             last_class = exc.error_class
             last_message = redact_message(exc.message, secrets)
-            attempt_record(
-                call_id=call_id,
+            record(
                 attempt=index,
-                flow=request.flow,
                 provider=spec.provider,
                 model=spec.model,
-                project=request.project,
                 ok=False,
                 latency_ms=latency,
                 error_class=exc.error_class,
                 message=last_message,
-                secrets=secrets,
             )
             logger.warning(
                 "LLM attempt %d (%s/%s) failed: %s: %s",
@@ -99,18 +103,13 @@ def complete(request: LLMRequest) -> LLMResult:
                     error_class=exc.error_class,
                 ) from None
             continue
-        latency = int((time.monotonic() - started) * 1000)
-        attempt_record(
-            call_id=call_id,
+        record(
             attempt=index,
-            flow=request.flow,
             provider=spec.provider,
             model=spec.model,
-            project=request.project,
             ok=True,
-            latency_ms=latency,
+            latency_ms=clock.ms,
             fallback_used=index > 0,
-            secrets=secrets,
         )
         return LLMResult(
             text=text,

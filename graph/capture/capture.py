@@ -14,9 +14,9 @@ source is given to a new memory only: on one already stored, changing its trust 
 Two rules every capture path shares live here:
 - `auto_capture_enabled`: MEMESH_AUTO_CAPTURE (true/false) when set, else the `autoCapture`
   key of config.json (`memesh config set autoCapture false`; this module owns how it is read,
-  dream/config.py validates writes), else on. An unreadable config.json counts as off:
+  graph/config_sections.py declares the section), else on. An unreadable config.json counts as off:
   the user may have turned capture off in the file that can no longer be read.
-- `first_secret`: a candidate carrying a secret (core/secret_scan.py, the one detector)
+- `first_secret`: a candidate carrying a secret (core/redact.py, the one detector)
   is dropped, never stored; the caller reports the detector's name, never the secret.
 """
 
@@ -29,9 +29,10 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from core import config_store
-from core.secret_scan import find_secret
+from core import config_sections, config_store
+from core.redact import find_secret
 from graph.capture.clipping import clip
+from graph.config_sections import AUTO_CAPTURE_SETTING
 from graph.models import Entity, Tag
 from graph.ops.kit.fields import MAX_OBSERVATION_CHARS, MAX_OBSERVATIONS, MAX_TAGS, MAX_TITLE
 from graph.ops.kit.writes import index_after_write
@@ -39,7 +40,6 @@ from graph.ops.remember.schema import RememberInput
 from graph.ops.remember.service import entity_remember
 from graph.project_tags import MAX_TAG_CHARS
 
-AUTO_CAPTURE_SETTING = "autoCapture"  # the config.json key
 CAPTURE_SOURCE_HOST = "claude-code-hooks"  # metadata.provenance.source_host of captures
 AUTO_CAPTURE_TAG = "source:auto-capture"
 
@@ -50,7 +50,7 @@ def auto_capture_enabled() -> bool:
     if forced is not None:
         return bool(forced)
     try:
-        stored = config_store.load().get(AUTO_CAPTURE_SETTING)
+        stored = config_sections.setting(AUTO_CAPTURE_SETTING)
     except config_store.ConfigUnreadable:
         return False
     return stored is not False

@@ -1,7 +1,7 @@
 """Do the keyword and vector indexes agree with the entity rows? And, on request, make them.
 
 What "consistent" means (DESIGN §4, §6):
-- Keyword index (graph/storage/keyword_index.py): every active entity has exactly one row
+- Keyword index (graph/storage/keyword/): every active entity has exactly one row
   in the live table and every archived one exactly one in the archived table, each holding the text
   `index_sync` would write now; no row belongs to a missing entity or sits in the other table.
 - Vector index (graph/storage/vector_index.py): every row of the live generation belongs to an
@@ -27,11 +27,11 @@ from typing import Any
 
 from django.db import transaction
 
-from graph.indexing import vectors
-from graph.indexing.vectors import STAGING_KEY, Generation, UnreadableMarker
+from graph.indexing import generations
+from graph.indexing.generations import STAGING_KEY, Generation, UnreadableMarker
 from graph.models import Entity, EntityVector
 from graph.storage.cursor import read_snapshot
-from graph.storage.keyword_index import index_columns
+from graph.storage.keyword.tables import index_columns
 
 TEXT_PAGE = 2000
 SYNC_CHUNK = 500
@@ -167,13 +167,13 @@ def _check_keyword_index(report: ConsistencyReport) -> None:
 
 
 def _check_vectors(report: ConsistencyReport) -> None:
-    if not vectors.vectors_supported():
+    if not generations.vectors_supported():
         report.vectors_skipped = "sqlite-vec is not loaded"
         return
     rows = EntityVector.objects
-    live = vectors.live_generation()
+    live = generations.live_generation()
     try:
-        staging = vectors.read_marker(STAGING_KEY)
+        staging = generations.read_marker(STAGING_KEY)
     except UnreadableMarker:
         staging = None  # the doctor's staging check reports it; its rows are not strays
         unreadable_staging = True
@@ -333,7 +333,7 @@ def repair(report: ConsistencyReport | None = None) -> RepairReport:
 
 
 def _generation(number: int | None) -> Generation | None:
-    for gen in (vectors.live_generation(), _staging()):
+    for gen in (generations.live_generation(), _staging()):
         if gen is not None and gen.generation == number:
             return gen
     return None
@@ -341,7 +341,7 @@ def _generation(number: int | None) -> Generation | None:
 
 def _staging() -> Generation | None:
     try:
-        return vectors.read_marker(STAGING_KEY)
+        return generations.read_marker(STAGING_KEY)
     except UnreadableMarker:
         return None
 

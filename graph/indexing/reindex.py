@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from django.db import transaction
 from django.utils import timezone
@@ -29,8 +29,19 @@ from django.utils import timezone
 from core.errors import MemeshError
 from graph.embedding import provider
 from graph.embedding.base import Embedder, EmbedderError
-from graph.indexing import vectors
-from graph.indexing.vectors import LIVE_KEY, STAGING_KEY, Generation, UnreadableMarker
+from graph.indexing import embedding_pass
+from graph.indexing.generations import (
+    LIVE_KEY,
+    STAGING_KEY,
+    Generation,
+    UnreadableMarker,
+    live_generation,
+    new_generation,
+    probe_width,
+    read_marker,
+    vectors_supported,
+    write_marker,
+)
 from graph.models import Entity, EntityVector, Status
 from graph.search.text import text_hash
 
@@ -45,6 +56,33 @@ Progress = Callable[[int], None]
 class ReindexRefused(MemeshError):
     error_code = "reindex.refused"
     http_status = 409
+
+
+class StagingDiscarded(TypedDict):
+    """The half-built generation of another space a full run dropped before it started."""
+
+    generation: int
+    identity: str
+    dimensions: int
+    rows: int
+
+
+@dataclass(frozen=True, slots=True)
+class DiscardResult:
+    """What `memesh reindex --discard-generation` dropped."""
+
+    discarded: bool  # anything was dropped, an unreadable marker included
+    generations: list[int]  # the half-built generations dropped (never the live one)
+    rows: int  # the vectors dropped with them
+    marker_unreadable: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "discarded": self.discarded,
+            "generations": self.generations,
+            "rows": self.rows,
+            "markerUnreadable": self.marker_unreadable,
+        }
 
 
 @dataclass
@@ -63,7 +101,7 @@ class ReindexResult:
     missing: int = 0
     aborted_after: int | None = None
     swapped: bool = False
-    discarded: dict[str, Any] | None = None
+    discarded: StagingDiscarded | None = None
     reindex_needed: bool = False
     errors: list[str] = field(default_factory=list)
 
@@ -80,7 +118,7 @@ class ReindexResult:
 
 
 def _configured_embedder() -> Embedder:
-    if not vectors.vectors_supported():
+    if not vectors_supported():
         raise ReindexRefused(
             "sqlite-vec is not loaded, so there is no vector index to rebuild; recall runs on "
             "keyword search alone (memesh doctor says why the extension did not load)"
@@ -93,7 +131,7 @@ def _configured_embedder() -> Embedder:
 
 def _probe(embedder: Embedder) -> int:
     try:
-        width = vectors.probe_width(embedder)
+        width = probe_width(embedder)
     except EmbedderError as exc:
         raise ReindexRefused(
             f"a test embedding failed ({exc.kind}: {exc}); the existing index is untouched"
@@ -106,11 +144,11 @@ def _probe(embedder: Embedder) -> int:
     return width
 
 
-def discard_generation() -> dict[str, Any]:
+def discard_generation() -> DiscardResult:
     """Drop a half-built generation (readable marker or not); never touches the live one."""
-    live = vectors.live_generation()
+    live = live_generation()
     try:
-        staging = vectors.read_marker(STAGING_KEY)
+        staging = read_marker(STAGING_KEY)
         unreadable = False
     except UnreadableMarker:
         staging, unreadable = None, True
@@ -120,19 +158,19 @@ def discard_generation() -> dict[str, Any]:
             generations.add(staging.generation)
         generations.discard(live.generation if live else -1)
         rows = sum(EntityVector.objects.drop_generation(g) for g in sorted(generations))
-        vectors.write_marker(STAGING_KEY, None)
-    return {
-        "discarded": bool(generations) or unreadable or staging is not None,
-        "generations": sorted(generations),
-        "rows": rows,
-        "markerUnreadable": unreadable,
-    }
+        write_marker(STAGING_KEY, None)
+    return DiscardResult(
+        discarded=bool(generations) or unreadable or staging is not None,
+        generations=sorted(generations),
+        rows=rows,
+        marker_unreadable=unreadable,
+    )
 
 
 def reindex_all(*, progress: Progress | None = None) -> ReindexResult:
     embedder = _configured_embedder()
     try:
-        staging = vectors.read_marker(STAGING_KEY)
+        staging = read_marker(STAGING_KEY)
     except UnreadableMarker:
         raise ReindexRefused(
             "a half-built index is present and its marker cannot be read; resuming could mix "
@@ -144,18 +182,18 @@ def reindex_all(*, progress: Progress | None = None) -> ReindexResult:
     if staging is not None and (
         staging.identity != embedder.identity or staging.dimensions != width
     ):
-        result.discarded = {
-            "generation": staging.generation,
-            "identity": staging.identity,
-            "dimensions": staging.dimensions,
-            "rows": EntityVector.objects.row_count(staging.generation),
-        }
+        result.discarded = StagingDiscarded(
+            generation=staging.generation,
+            identity=staging.identity,
+            dimensions=staging.dimensions,
+            rows=EntityVector.objects.row_count(staging.generation),
+        )
         discard_generation()
         staging = None
     if staging is None:
         with transaction.atomic():
-            staging = vectors.new_generation(embedder, width)
-            vectors.write_marker(STAGING_KEY, staging)
+            staging = new_generation(embedder, width)
+            write_marker(STAGING_KEY, staging)
     result.generation = staging.generation
     result.provider, result.model, result.dimensions = embedder.provider, embedder.model, width
 
@@ -185,7 +223,7 @@ def reindex_all(*, progress: Progress | None = None) -> ReindexResult:
     # write stamped before the pass may commit just after its read: another pass takes it.
     swapped_at = timezone.now()
     for _ in range(CATCH_UP_ROUNDS):
-        vectors.embed_pending()
+        embedding_pass.embed_pending()
         result.missing = EntityVector.objects.pending_count(
             staging.generation, written_by=swapped_at
         )
@@ -198,11 +236,11 @@ def reindex_all(*, progress: Progress | None = None) -> ReindexResult:
 def reindex_namespace(namespace: str, *, progress: Progress | None = None) -> ReindexResult:
     embedder = _configured_embedder()
     width = _probe(embedder)
-    live = vectors.live_generation()
+    live = live_generation()
     if live is None:
         with transaction.atomic():
-            live = vectors.live_generation() or vectors.new_generation(embedder, width)
-            vectors.write_marker(LIVE_KEY, live)
+            live = live_generation() or new_generation(embedder, width)
+            write_marker(LIVE_KEY, live)
     if live.identity != embedder.identity or live.dimensions != width:
         raise ReindexRefused(
             f"the live index was built by {live.identity} ({live.dimensions}-d) and "
@@ -283,9 +321,9 @@ def _embed_ids(
 
 def _swap(staging: Generation, result: ReindexResult) -> None:
     with transaction.atomic():
-        if vectors.read_marker(STAGING_KEY) != staging:
+        if read_marker(STAGING_KEY) != staging:
             raise ReindexRefused("the staging generation changed while this run built it")
-        live = vectors.live_generation()
+        live = live_generation()
         # Archived (or deleted) while the rebuild ran: forget cleared the live row only.
         orphans = EntityVector.objects.orphan_ids(staging.generation)
         EntityVector.objects.remove(staging.generation, orphans)
@@ -308,8 +346,8 @@ def _swap(staging: Generation, result: ReindexResult) -> None:
             EntityVector.objects.remove(staging.generation, carry)
             EntityVector.objects.copy_rows(live.generation, staging.generation, carry)
             result.carried = len(carry)
-        vectors.write_marker(LIVE_KEY, staging)
-        vectors.write_marker(STAGING_KEY, None)
+        write_marker(LIVE_KEY, staging)
+        write_marker(STAGING_KEY, None)
         if live is not None:
             EntityVector.objects.drop_generation(live.generation)
     result.swapped = True

@@ -1,4 +1,4 @@
-"""Keyword and vector indexes as virtual tables (see graph/storage/keyword_index.py for how they are used).
+"""Keyword and vector indexes as virtual tables (see graph/storage/keyword/ for how they are used).
 
 The FTS5 tables store their (already tokenized) text rather than being contentless: a
 `contentless_delete=1` table deletes a row without knowing its tokens and never takes it out

@@ -40,7 +40,7 @@ from graph.ops.kit.scope import UNBOUND, ReadScope, ScopeOutput, read_scope
 from graph.ops.kit.trust.fields import INCLUDE_EXPIRED_HELP, KindName
 from graph.ops.kit.trust.rules import HISTORY_KEY
 from graph.ops.kit.trust.view import STALE_AFTER_DAYS
-from graph.storage.keyword_index import EntityFilters
+from graph.storage.entity_filters import EntityFilters
 
 MAX_OFFSET = 10**12  # as GET /v1/entities: past any real graph, and SQLite's OFFSET fits it
 

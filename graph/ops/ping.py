@@ -14,7 +14,7 @@ from pydantic import Field
 from core.redact import redact
 from graph.embedding import provider
 from graph.embedding.base import EmbedderError
-from graph.indexing import vectors
+from graph.indexing import generations
 from graph.models import Entity, Status
 from graph.ops.kit.fields import Output, StrictInput
 from graph.ops.kit.operation import READ_ONLY, CallContext, Operation
@@ -97,7 +97,7 @@ def _embedder(probe: bool) -> PingEmbedder:
             error=None,
         )
     try:
-        width = vectors.probe_width(embedder)
+        width = generations.probe_width(embedder)
     except EmbedderError as exc:
         return PingEmbedder(
             provider=embedder.provider,

@@ -3,14 +3,15 @@
 Stored as the MetaEntry `task_state:<project>` with value
 `{"goal"?, "next"?, "blocked"?, "done"?, "updated_at"}` — only the fields that hold a value.
 `updated_at` moves only when a field actually changes, so it stays an honest answer to "how old
-is this thinking": re-stating a recorded value writes nothing. The briefing reads the state
-through `read_task_state` and judges its age with `task_state_freshness`.
+is this thinking": re-stating a recorded value writes nothing. Whether a state may be shown as
+current is judged here and only here (`task_state_age`): the briefing and `memesh task` both ask.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
@@ -26,6 +27,7 @@ from graph.project_tags import project_of
 
 FieldName = Literal["goal", "next", "blocked", "done"]
 FIELDS: tuple[FieldName, ...] = ("goal", "next", "blocked", "done")
+Freshness = Literal["fresh", "stale", "unknown"]
 MAX_VALUE_CHARS = 300  # after whitespace collapsing; longer values end in "…"
 MAX_INPUT_CHARS = 10_000  # what a call may send; anything past 300 is cut anyway
 MAX_PROJECT_CHARS = 200
@@ -114,19 +116,35 @@ def read_task_state(project: str) -> dict[str, str] | None:
     return state if any(k in state for k in FIELDS) else None
 
 
+@dataclass(frozen=True, slots=True)
+class StateAge:
+    """When a state was stated (None: the time is missing or implausible) and whether it may
+    be shown as current at `now`."""
+
+    stated: datetime | None
+    now: datetime
+
+    @property
+    def freshness(self) -> Freshness:
+        """`fresh`, `stale` (stated more than 72 hours ago) or `unknown` (no plausible time).
+        Only `fresh` may be shown as current."""
+        if self.stated is None:
+            return "unknown"
+        return "stale" if self.now - self.stated > STALE_AFTER else "fresh"
+
+
+def task_state_age(state: Mapping[str, Any], now: datetime) -> StateAge:
+    """How old `state` is at `now`: the one freshness rule of a task state."""
+    return StateAge(task_state_time(state, now), now)
+
+
 def task_state_freshness(
     state: dict[str, str] | None, now: datetime | None = None
-) -> Literal["fresh", "stale", "unknown"] | None:
-    """`fresh`, `stale` (stated more than 72 hours ago) or `unknown` (missing or implausible
-    timestamp, e.g. in the future); None when there is no state. Only `fresh` may be shown as
-    current."""
+) -> Freshness | None:
+    """task_state_age's verdict; None when there is no state."""
     if state is None:
         return None
-    now = now or timezone.now()
-    stated = task_state_time(state, now)
-    if stated is None:
-        return "unknown"
-    return "stale" if now - stated > STALE_AFTER else "fresh"
+    return task_state_age(state, now or timezone.now()).freshness
 
 
 def task_state_time(state: Mapping[str, Any], now: datetime) -> datetime | None:

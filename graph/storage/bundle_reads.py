@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import cast
 
 from graph.storage.cursor import cursor
-from graph.storage.keyword_index import EntityFilters
+from graph.storage.entity_filters import EntityFilters
 
 # The confidence as JSON number text that parses back to the stored double: SQLite renders a
 # REAL with 15 significant digits (json_object, CAST), which loses the last digits of values

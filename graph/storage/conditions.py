@@ -47,6 +47,14 @@ _BY_MESSAGE: tuple[tuple[str, type[StorageError]], ...] = (
     ("unable to open database file", StorageCannotOpen),
 )
 _NOT_STORAGE = {sqlite3.SQLITE_IOERR_NOMEM}  # an I/O "error" that is really out of memory
+# Conditions of the whole database, not of one write: while one lasts nothing can be stored
+# (a full disk may still take a smaller write).
+DATABASE_WIDE: tuple[type[StorageError], ...] = (
+    StorageBusy,
+    StorageReadOnly,
+    StorageIOError,
+    StorageCannotOpen,
+)
 
 
 def _condition(exc: BaseException) -> type[StorageError] | None:

@@ -1,11 +1,11 @@
 """Recall queries' embeddings, shared by every process of one database.
 
 A server runs two processes, and hooks, the CLI and MCP servers are processes of their own:
-a per-process cache (graph.indexing.vectors) embeds a repeated query again in each of them,
+a per-process cache (graph.indexing.query_cache) embeds a repeated query again in each of them,
 and a one-shot `memesh recall` would load the model (~0.5-1 s) for a query it has asked
 before. Rows are keyed by a hash of the embedder's identity, its width and the query, so no
 query text is stored and another model never reads another's vectors. Writes come in batches
-(graph.indexing.vectors), and the table keeps the newest MAX_ROWS.
+(graph.indexing.query_cache), and the table keeps the newest MAX_ROWS.
 """
 
 from __future__ import annotations

@@ -10,29 +10,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from api.cli import forward as cli_forward
-from tests.processes import ROOT, memesh, memesh_env, serving
+from tests.processes import ROOT, Served, memesh, memesh_env, serving
 
 NO_DJANGO = {"DJANGO_SETTINGS_MODULE": "memesh_tests.no_such_settings"}
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("forward") / "home"
-
-
-@pytest.fixture(scope="module")
-def server(home: Path) -> Iterator[str]:
-    # One server for the module: a server start is seconds of a loaded machine's time.
-    log = home.parent / "serve.log"
-    with serving(home, log, "--no-worker", MEMESH_EMBEDDER="none") as base:
-        yield base
 
 
 def cli(
@@ -51,7 +36,7 @@ def git_repo(path: Path, origin: str) -> Path:
     return path
 
 
-def test_the_server_runs_a_remember_and_a_recall_for_the_cli(server: str, home: Path) -> None:
+def test_the_server_runs_a_remember_and_a_recall_for_the_cli(server: Served, home: Path) -> None:
     stored = cli(
         home, "remember", "--name", "fwd-a", "--type", "note", "--obs", "kestrel", env=NO_DJANGO
     )
@@ -72,7 +57,7 @@ def test_the_server_runs_a_remember_and_a_recall_for_the_cli(server: str, home: 
 
 
 def test_a_forwarded_command_keeps_the_cli_s_errors_and_exit_statuses(
-    server: str, home: Path
+    server: Served, home: Path
 ) -> None:
     usage = cli(home, "recall", "--bogus", env=NO_DJANGO)
     assert usage.returncode == 2
@@ -89,7 +74,7 @@ def test_a_forwarded_command_keeps_the_cli_s_errors_and_exit_statuses(
 
 
 def test_the_project_is_the_cli_s_directory_not_the_server_s(
-    server: str, home: Path, tmp_path: Path
+    server: Served, home: Path, tmp_path: Path
 ) -> None:
     repo = git_repo(tmp_path / "widget", "git@github.com:acme/widget.git")
     briefing = cli(home, "briefing", "--json", cwd=repo, env=NO_DJANGO)
@@ -97,7 +82,7 @@ def test_the_project_is_the_cli_s_directory_not_the_server_s(
     assert json.loads(briefing.stdout)["project"] == "acme/widget"
 
 
-def test_the_output_is_the_same_as_in_process(server: str, home: Path) -> None:
+def test_the_output_is_the_same_as_in_process(server: Served, home: Path) -> None:
     cli(home, "remember", "--name", "same", "--type", "note", "--obs", "alpha beta")
     forwarded = cli(home, "recall", "alpha")
     local = cli(home, "recall", "alpha", env={"MEMESH_CLI_LOCAL": "1"})
@@ -105,14 +90,16 @@ def test_the_output_is_the_same_as_in_process(server: str, home: Path) -> None:
     assert forwarded.stdout == local.stdout
 
 
-def test_a_command_the_server_does_not_run_stays_in_process(server: str, home: Path) -> None:
+def test_a_command_the_server_does_not_run_stays_in_process(server: Served, home: Path) -> None:
     # export is not forwarded: without its own Django, this process cannot run it at all.
     failed = cli(home, "export", env=NO_DJANGO)
     assert failed.returncode != 0
     assert "memesh_tests" in failed.stderr
 
 
-def test_another_memesh_environment_is_not_answered_by_this_server(server: str, home: Path) -> None:
+def test_another_memesh_environment_is_not_answered_by_this_server(
+    server: Served, home: Path
+) -> None:
     env = memesh_env(home, MEMESH_EMBEDDER="none")
     assert cli_forward.forward(["recall", "x"], env) is not None
     assert cli_forward.forward(["recall", "x"], {**env, "MEMESH_EMBEDDER": "local"}) is None
@@ -130,24 +117,24 @@ def test_without_a_running_server_commands_run_in_process(tmp_path: Path) -> Non
     assert stored.returncode == 0, stored.stderr
 
 
-def test_the_cli_route_answers_only_its_own_user(server: str, home: Path) -> None:
+def test_the_cli_route_answers_only_its_own_user(server: Served, home: Path) -> None:
     record = json.loads((home / cli_forward.RUNTIME_FILENAME).read_text())
     assert (home / cli_forward.RUNTIME_FILENAME).stat().st_mode & 0o077 == 0
     body = {"argv": ["recall", "x"], "cwd": str(ROOT)}
-    no_token = httpx.post(f"{server}{cli_forward.CLI_PATH}", json=body)
+    no_token = httpx.post(f"{server.base}{cli_forward.CLI_PATH}", json=body)
     assert no_token.status_code == 404
     wrong = httpx.post(
-        f"{server}{cli_forward.CLI_PATH}", json=body, headers={cli_forward.TOKEN_HEADER: "x"}
+        f"{server.base}{cli_forward.CLI_PATH}", json=body, headers={cli_forward.TOKEN_HEADER: "x"}
     )
     assert wrong.status_code == 404
     headers = {cli_forward.TOKEN_HEADER: record["token"]}
     other = httpx.post(
-        f"{server}{cli_forward.CLI_PATH}",
+        f"{server.base}{cli_forward.CLI_PATH}",
         json={"argv": ["createreviewer", "mallory"], "cwd": str(ROOT)},
         headers=headers,
     )
     assert other.status_code == 400
     assert other.json()["errorCode"] == "validation.bad-body"
-    ran = httpx.post(f"{server}{cli_forward.CLI_PATH}", json=body, headers=headers)
+    ran = httpx.post(f"{server.base}{cli_forward.CLI_PATH}", json=body, headers=headers)
     assert ran.status_code == 200
     assert ran.json()["exit"] == 0

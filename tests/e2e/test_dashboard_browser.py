@@ -11,20 +11,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from tests.fakes.llm_servers import FakeLLMServer
-from tests.processes import ROOT, memesh, memesh_env, run_python, serving
+from tests.processes import ROOT, Served, memesh, memesh_env, run_python
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("MEMESH_TEST_ARTIFACTS") or ROOT / "test-artifacts")
 USERNAME = "dana"
 PASSWORD = "a long enough dashboard password"
@@ -33,42 +30,29 @@ BLOCKING = ("serious", "critical")
 PAGES = ("", "memories/", "project/", "graph/", "graph/?layer=work", "settings/")
 
 
-@dataclass(frozen=True)
-class Server:
-    base: str
-    log: Path
-    llm: FakeLLMServer
+@pytest.fixture(scope="module")
+def memesh_embedder() -> str | None:
+    """The module's server (conftest's `server`) runs with memesh's default embedder."""
+    return None
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    home = tmp_path_factory.mktemp("dashboard-home")
-    with (
-        FakeLLMServer(kind="openai", api_key=API_KEY, models=["gpt-4o-mini", "gpt-4o"]) as llm,
-        serving(home, home / "serve.log", "--no-worker") as base,
-    ):
-        made = run_python(
-            memesh("createreviewer", USERNAME)[1:],
-            memesh_env(home, MEMESH_REVIEWER_PASSWORD=PASSWORD),
-        )
-        assert made.returncode == 0, made.stderr
-        # The chain the Settings test probes, stored through the API as a client would.
-        stored = httpx.post(f"{base}/v1/config", json={"llm": llm.llm_config("gpt-4o-mini")})
-        assert stored.status_code == 200, stored.text
-        yield Server(base=base, log=home / "serve.log", llm=llm)
+def fake_llm() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(kind="openai", api_key=API_KEY, models=["gpt-4o-mini", "gpt-4o"]) as llm:
+        yield llm
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
-        yield chromium
-        chromium.close()
+@pytest.fixture(scope="module", autouse=True)
+def _reviewer_and_llm_chain(server: Served, fake_llm: FakeLLMServer) -> None:
+    """A reviewer account made by `memesh createreviewer`, and the LLM chain the Settings test
+    probes, stored through the API as a client would."""
+    made = run_python(
+        memesh("createreviewer", USERNAME)[1:],
+        memesh_env(server.home, MEMESH_REVIEWER_PASSWORD=PASSWORD),
+    )
+    assert made.returncode == 0, made.stderr
+    stored = server.post("config", {"llm": fake_llm.llm_config("gpt-4o-mini")})
+    assert stored.status_code == 200, stored.text
 
 
 def screenshot(page: Page, name: str) -> None:
@@ -98,11 +82,13 @@ def log_in(page: Page, base: str, *, check: bool = False) -> None:
     page.wait_for_url(f"{base}/dashboard/")
 
 
-def test_serve_prints_the_dashboard_url(server: Server) -> None:
+def test_serve_prints_the_dashboard_url(server: Served) -> None:
     assert f"Dashboard: {server.base}/dashboard/" in server.log.read_text()
 
 
-def test_with_javascript_every_page_works_and_passes_axe(server: Server, browser: Browser) -> None:
+def test_with_javascript_every_page_works_and_passes_axe(
+    server: Served, browser: Browser, fake_llm: FakeLLMServer
+) -> None:
     base = server.base
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
@@ -198,7 +184,7 @@ def test_with_javascript_every_page_works_and_passes_axe(server: Server, browser
     page.locator("[data-test-result]").wait_for()
     models = page.locator("[data-test-result]").inner_text()
     assert "The key works." in models and "gpt-4o-mini" in models
-    assert server.llm.requests[-1].path == "/v1/models"
+    assert fake_llm.requests[-1].path == "/v1/models"
     assert_accessible(page)
     screenshot(page, "8-settings")
 
@@ -216,7 +202,7 @@ def test_with_javascript_every_page_works_and_passes_axe(server: Server, browser
 
 
 def test_without_javascript_every_page_works_by_links_and_forms(
-    server: Server, browser: Browser
+    server: Served, browser: Browser
 ) -> None:
     base = server.base
     context = browser.new_context(java_script_enabled=False)

@@ -42,6 +42,16 @@ for i in range(10):
 """
 
 
+# What the worker logs at each tick of the schedule (dream/beat.py): held back while no LLM is
+# configured (a debug line), and once one is, the answer of the tick's due check.
+HELD_TICK = "scheduled dream check not sent: no LLM is configured"
+CHECKED_TICK = "scheduled dream check: "
+
+
+def ticks(log: Path, line: str) -> int:
+    return log.read_text(errors="replace").count(line)
+
+
 def wait_for(what: str, condition: Callable[[], bool], log: Path) -> None:
     end = time.monotonic() + DEADLINE
     while time.monotonic() < end:
@@ -67,7 +77,8 @@ def test_the_worker_schedule_dreams_once_an_llm_is_configured(tmp_path: Path) ->
         log.open("wb") as out,
     ):
         worker = subprocess.Popen(
-            memesh("worker", "--log-level", "info"),
+            # At debug, each tick held back for want of an LLM shows in the log.
+            memesh("worker", "--log-level", "debug"),
             cwd=ROOT,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -77,7 +88,7 @@ def test_the_worker_schedule_dreams_once_an_llm_is_configured(tmp_path: Path) ->
         try:
             wait_for("the worker", lambda: "dream check every 1 s" in log.read_text(), log)
             # Several ticks pass without an LLM: nothing is queued, nothing recorded.
-            time.sleep(4)
+            wait_for("three ticks", lambda: ticks(log, HELD_TICK) >= 3, log)
             assert read_rows(db, runs_sql) == []
             assert worker.poll() is None
 
@@ -95,8 +106,10 @@ def test_the_worker_schedule_dreams_once_an_llm_is_configured(tmp_path: Path) ->
                 ("digest", "pending")
             ]
             assert len(llm.chat_requests()) == 1
-            # Later ticks find the dream throttled: still one run.
-            time.sleep(3)
+            # Later ticks find the dream throttled: still one run. Each tick logs its answer
+            # once its check is done, so two more lines are two more checks that queued nothing.
+            checked = ticks(log, CHECKED_TICK)
+            wait_for("two later ticks", lambda: ticks(log, CHECKED_TICK) >= checked + 2, log)
             assert len(read_rows(db, runs_sql)) == 1
         finally:
             stop(worker)

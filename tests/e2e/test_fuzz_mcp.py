@@ -130,7 +130,8 @@ UNREADABLE: list[tuple[str, tuple[object, int] | None]] = [
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[StdioServer]:
+def mcp_process(tmp_path: Path) -> Iterator[StdioServer]:
+    """A `memesh mcp` process of the test's own, spoken to in raw lines."""
     proc = StdioServer(tmp_path / "home")
     try:
         yield proc
@@ -147,19 +148,19 @@ def _in_band_error(message: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def test_junk_frames_get_errors_and_the_server_keeps_serving(server: StdioServer) -> None:
-    assert server.initialize("fuzz")["result"]
+def test_junk_frames_get_errors_and_the_server_keeps_serving(mcp_process: StdioServer) -> None:
+    assert mcp_process.initialize("fuzz")["result"]
 
     for n, (line, expected) in enumerate(UNREADABLE):
-        seen = len(server.arrived)
-        server.send(line)
-        assert server.request(f"ping-{n}", "ping") == {
+        seen = len(mcp_process.arrived)
+        mcp_process.send(line)
+        assert mcp_process.request(f"ping-{n}", "ping") == {
             "jsonrpc": "2.0",
             "id": f"ping-{n}",
             "result": {},
         }
         # Answers arrive in order: whatever came before the ping's answer answered the line.
-        before_ping = server.arrived[seen:-1]
+        before_ping = mcp_process.arrived[seen:-1]
         if expected is None:
             assert before_ping == [], (line, before_ping)
         else:
@@ -169,12 +170,12 @@ def test_junk_frames_get_errors_and_the_server_keeps_serving(server: StdioServer
             )
             assert before_ping[0]["error"]["message"]
     for line, _, _, _ in ANSWERED:
-        server.send(line)
-    server.send(json.dumps({"jsonrpc": "2.0", "id": HUGE_ID, "method": "ping"}))
+        mcp_process.send(line)
+    mcp_process.send(json.dumps({"jsonrpc": "2.0", "id": HUGE_ID, "method": "ping"}))
 
-    assert server.wait_for(HUGE_ID)["result"] == {}  # a 100-bit id comes back unchanged
+    assert mcp_process.wait_for(HUGE_ID)["result"] == {}  # a 100-bit id comes back unchanged
     for _, request_id, kind, code in ANSWERED:
-        answer = server.wait_for(request_id)
+        answer = mcp_process.wait_for(request_id)
         if kind == "protocol":
             assert isinstance(answer["error"]["code"], int), answer
             assert answer["error"]["message"], answer
@@ -184,15 +185,15 @@ def test_junk_frames_get_errors_and_the_server_keeps_serving(server: StdioServer
 
     # After all that, the tools still work.
     arguments = {"name": "after-junk", "type": "note", "observations": ["survived the fuzzing"]}
-    stored = server.request("ok-1", "tools/call", {"name": "remember", "arguments": arguments})
+    stored = mcp_process.request("ok-1", "tools/call", {"name": "remember", "arguments": arguments})
     assert stored["result"]["isError"] is False, stored
-    recalled = server.request(
+    recalled = mcp_process.request(
         "ok-2", "tools/call", {"name": "recall", "arguments": {"query": "fuzzing"}}
     )
     body = json.loads(recalled["result"]["content"][0]["text"])
     assert [e["name"] for e in body["entities"]] == ["after-junk"]
 
-    code, stderr = server.close()
+    code, stderr = mcp_process.close()
     assert code == 0, stderr
     assert "Traceback" not in stderr
 

@@ -24,7 +24,7 @@ import pytest
 from core.hook_outcomes import OUTCOMES_FILENAME
 from graph.project import project_id, project_line
 from tests.git_repos import GitRepo
-from tests.processes import PROCESS_DEADLINE, ROOT, memesh, memesh_env, read_rows, serving
+from tests.processes import PROCESS_DEADLINE, ROOT, Served, memesh, memesh_env, read_rows
 
 pytestmark = pytest.mark.slow  # every hook is a process
 
@@ -40,23 +40,10 @@ TAGGED_BOTH = (
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("hooks") / "home"
-
-
-@pytest.fixture(scope="module")
-def user_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """HOME of every process: `~/.claude` is this test's, never the machine's."""
-    path = tmp_path_factory.mktemp("user-home")
-    return path
-
-
-@pytest.fixture(scope="module")
-def server(home: Path, user_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    log = tmp_path_factory.mktemp("serve") / "serve.log"
-    env = {"MEMESH_EMBEDDER": "none", "HOME": str(user_home)}
-    with serving(home, log, "--no-worker", **env) as base:
-        yield base
+def serve_env(user_home: Path) -> dict[str, str]:
+    """The server runs hooks as the user's processes do: with the module's HOME, whose
+    `~/.claude` is this test's, never the machine's (every process here gets it)."""
+    return {"HOME": str(user_home)}
 
 
 class Env:
@@ -174,7 +161,7 @@ class Env:
 
 @pytest.fixture(params=MODES)
 def env(
-    request: pytest.FixtureRequest, server: str, home: Path, user_home: Path, tmp_path: Path
+    request: pytest.FixtureRequest, server: Served, home: Path, user_home: Path, tmp_path: Path
 ) -> Env:
     repo = GitRepo(
         tmp_path / f"{request.node.originalname.removeprefix('test_')[:40]}-{request.param}"

@@ -323,13 +323,10 @@ def fuzzed(ops: list[Operation], *, query_strings: bool) -> Callable[[Check], Ch
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("hostile") / "home"
-
-
-@pytest.fixture(scope="module")
-def rest(home: Path) -> Iterator[str]:
-    log = home.parent / "serve.log"
+def rest(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`memesh serve` on the module's home (conftest), seeded, and checked afterwards for a
+    traceback in its output."""
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
     with serving(home, log, "--no-worker", **ENV) as base:
         for seed in SEEDS:
             response = httpx.post(f"{base}/v1/remember", json=seed, timeout=30)

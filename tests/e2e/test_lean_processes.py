@@ -38,7 +38,9 @@ VECTOR_SIDE = frozenset(
         "onnxruntime",
         "tokenizers",
         "sqlite_vec",
-        "graph.indexing.vectors",
+        "graph.indexing.generations",
+        "graph.indexing.embedding_pass",
+        "graph.indexing.query_cache",
         "graph.ops.recall.selector",
         "graph.ops.recall.vector_side",
     }

@@ -7,10 +7,7 @@ the client's name carried in the session id: api/mcp_server/http.py).
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -19,7 +16,7 @@ import pytest
 from mcp import Client
 
 from tests import mcp_checks
-from tests.processes import ROOT, free_port, memesh, memesh_env, stop, wait_until_healthy
+from tests.processes import Served
 
 pytestmark = pytest.mark.slow  # a server process per module
 
@@ -27,31 +24,24 @@ SESSION_DEADLINE = 120
 
 
 @pytest.fixture(scope="module", params=[1, 2], ids=["one-process", "two-processes"])
-def server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, Path]]:
-    home = tmp_path_factory.mktemp("mcp-http") / "home"
-    log = home.parent / "serve.log"
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            memesh("serve", "--port", str(port), "--no-worker", "--workers", str(request.param)),
-            cwd=ROOT,
-            env=memesh_env(home, MEMESH_EMBEDDER="deterministic"),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_until_healthy(proc, base, log)
-        yield base, log
-    finally:
-        stop(proc)
+def server_processes(request: pytest.FixtureRequest) -> int:
+    """How many HTTP processes the module's server (conftest's `server`) runs: each variant
+    is a server, and a home, of its own."""
+    return int(request.param)
 
 
-def test_every_tool_over_streamable_http(server: tuple[str, Path]) -> None:
-    base, _ = server
+@pytest.fixture(scope="module")
+def serve_args(server_processes: int) -> tuple[str, ...]:
+    return ("--no-worker", "--workers", str(server_processes))
+
+
+@pytest.fixture(scope="module")
+def memesh_embedder() -> str:
+    return "deterministic"
+
+
+def test_every_tool_over_streamable_http(server: Served) -> None:
+    base = server.base
 
     async def session() -> None:
         with anyio.fail_after(SESSION_DEADLINE):
@@ -67,22 +57,22 @@ def test_every_tool_over_streamable_http(server: tuple[str, Path]) -> None:
     anyio.run(session)
 
 
-def test_startup_prints_the_mcp_url(server: tuple[str, Path]) -> None:
-    base, log = server
+def test_startup_prints_the_mcp_url(server: Served) -> None:
+    base, log = server.base, server.log
     assert f"{base}/mcp" in log.read_text()
 
 
-def test_django_still_serves_everything_else(server: tuple[str, Path]) -> None:
-    base, _ = server
+def test_django_still_serves_everything_else(server: Served) -> None:
+    base = server.base
     assert httpx.get(f"{base}/v1/health", timeout=30).json()["success"] is True
     missing = httpx.get(f"{base}/mcpx", timeout=30)
     assert missing.status_code == 404
     assert missing.json()["errorCode"] == "route.not-found"
 
 
-def test_mcp_refuses_a_foreign_host_header(server: tuple[str, Path]) -> None:
+def test_mcp_refuses_a_foreign_host_header(server: Served) -> None:
     """DNS rebinding: a page served from evil.example must not drive a loopback MCP server."""
-    base, _ = server
+    base = server.base
     response = httpx.post(
         f"{base}/mcp",
         headers={"Host": "evil.example", "Content-Type": "application/json"},
@@ -113,11 +103,11 @@ def rpc_result(response: httpx.Response) -> dict[str, Any]:
 
 
 def test_a_handshake_clients_name_stamps_every_call_over_fresh_connections(
-    server: tuple[str, Path],
+    server: Served,
 ) -> None:
     """A handshake-protocol client declares its name once; each later call, on a connection of
     its own (so, with two processes, landing on either), is stamped with it."""
-    base, _ = server
+    base = server.base
     init = httpx.post(
         f"{base}/mcp",
         headers=MCP_HEADERS,
@@ -160,12 +150,12 @@ def test_a_handshake_clients_name_stamps_every_call_over_fresh_connections(
 
 
 def test_a_stateful_session_is_a_feedback_session_and_a_stateless_one_is_not(
-    server: tuple[str, Path], request: pytest.FixtureRequest
+    server: Served, server_processes: int
 ) -> None:
     """One process: the Mcp-Session-Id the server issued ties recall to feedback, so what was
     returned and not cited becomes a miss. Two (stateless): no session, so nothing settles."""
-    base, _ = server
-    stateful = request.node.callspec.params["server"] == 1
+    base = server.base
+    stateful = server_processes == 1
     word = f"zebu{uuid.uuid4().hex[:8]}"
 
     async def session() -> dict[str, Any]:

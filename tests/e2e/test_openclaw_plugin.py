@@ -13,12 +13,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.processes import PROCESS_DEADLINE, ROOT, serving
+from tests.processes import PROCESS_DEADLINE, ROOT, Served, serving
 
 pytestmark = pytest.mark.slow
 
@@ -66,17 +65,6 @@ def built() -> Path:
     return PLUGIN / "dist"
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("openclaw") / "home"
-
-
-@pytest.fixture(scope="module")
-def server(home: Path) -> Iterator[str]:
-    with serving(home, home.parent / "serve.log", "--no-worker", MEMESH_EMBEDDER="none") as base:
-        yield base
-
-
 def node_tests_passed(result: subprocess.CompletedProcess[str], count: int) -> None:
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
@@ -85,9 +73,9 @@ def node_tests_passed(result: subprocess.CompletedProcess[str], count: int) -> N
 
 
 def test_the_plugin_remembers_and_recalls_through_a_real_memesh_serve(
-    built: Path, server: str, home: Path
+    built: Path, server: Served, home: Path
 ) -> None:
-    result = npm("test", env={"MEMESH_URL": server, "MEMESH_HOME": str(home)})
+    result = npm("test", env={"MEMESH_URL": server.base, "MEMESH_HOME": str(home)})
     node_tests_passed(result, 7)
 
 

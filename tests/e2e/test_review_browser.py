@@ -14,51 +14,29 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from graph.models import Entity, Status
+from proposals.decisions import proposal_accept
 from proposals.models import Proposal, ProposalReview, ProposalStatus
-from proposals.services import proposal_accept
 from tests.dreams import source_statuses, stage_digest
 from tests.processes import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("MEMESH_TEST_ARTIFACTS") or ROOT / "test-artifacts")
 USERNAME = "rita"
 PASSWORD = "a long enough browser password"
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    # Playwright's sync API runs an event loop in this thread, so Django would refuse the
-    # test's own ORM calls as "async unsafe"; they are plain synchronous calls here.
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(
-                executable_path=CHROMIUM,
-                headless=True,
-                args=[
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--no-first-run",
-                    "--disable-quic",
-                ],
-            )
-            yield chromium
-            chromium.close()
-    finally:
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+@pytest.fixture(scope="module", autouse=True)
+def _orm_beside_playwright() -> Iterator[None]:
+    """Playwright's sync API (conftest's `browser`) runs an event loop in this thread, so
+    Django would refuse the test's own ORM calls as "async unsafe"; they are plain synchronous
+    calls here."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """End to end: `memesh serve` as a real process, spoken to over real HTTP on loopback.
 
-The server runs with MEMESH_HOME pointing at a directory that does not exist yet, so these
-tests also see memesh create its data directory (0700) and database file (0600).
+The module's server (tests/e2e/conftest.py) runs with MEMESH_HOME pointing at a directory that
+does not exist yet, nor does its parent, so these tests also see memesh create its data
+directory (0700) and database file (0600).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import stat
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -31,36 +31,16 @@ from tests.processes import (
 )
 
 
-@dataclass
-class Server:
-    base: str
-    home: Path
-    log: Path
-
-    def post(self, route: str, payload: object) -> httpx.Response:
-        return httpx.post(f"{self.base}/v1/{route}", json=payload, timeout=30)
+@pytest.fixture(scope="module")
+def serve_args() -> tuple[str, ...]:
+    """The module's server (conftest's `server`) as a user starts it: with its worker."""
+    return ()
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    home = tmp_path_factory.mktemp("serve") / "not-yet" / "memesh-home"
-    log = home.parent.parent / "serve.log"
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            memesh("serve", "--port", str(port)),
-            cwd=ROOT,
-            env=memesh_env(home),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_until_healthy(proc, base, log, STARTUP_DEADLINE)
-        yield Server(base=base, home=home, log=log)
-    finally:
-        stop(proc)
+def memesh_embedder() -> str | None:
+    """And with memesh's default embedder."""
+    return None
 
 
 def test_the_server_answers_health_on_loopback(server):

@@ -47,26 +47,28 @@ USERS_CLAUDE_JSON: dict[str, Any] = {
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
+def user_home(tmp_path: Path) -> Path:
+    """Each test's own HOME, in place of the module's (tests/e2e/conftest.py): `memesh setup`
+    writes into it, so no test sees another's files."""
     folder = tmp_path / "home"
     folder.mkdir()
     return folder
 
 
-def env_for(home: Path) -> dict[str, str]:
-    """memesh's test environment with HOME at `home` and no host variable of this machine's
+def env_for(user_home: Path) -> dict[str, str]:
+    """memesh's test environment with HOME at `user_home` and no host variable of this machine's
     (they would point the command at the real files)."""
-    env = memesh_env(home.parent / "memesh-home", MEMESH_EMBEDDER="none", HOME=str(home))
+    env = memesh_env(user_home.parent / "memesh-home", MEMESH_EMBEDDER="none", HOME=str(user_home))
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
         env.pop(name, None)
     return env
 
 
-def run(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run(user_home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         memesh(*args),
-        cwd=cwd or home,
-        env=env_for(home),
+        cwd=cwd or user_home,
+        env=env_for(user_home),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -75,9 +77,9 @@ def run(home: Path, *args: str, cwd: Path | None = None) -> subprocess.Completed
     )
 
 
-def setup(home: Path, *args: str, cwd: Path | None = None) -> dict[str, Any]:
+def setup(user_home: Path, *args: str, cwd: Path | None = None) -> dict[str, Any]:
     """`memesh setup ARGS --json`, which must succeed: its report."""
-    done = run(home, "setup", *args, "--json", cwd=cwd)
+    done = run(user_home, "setup", *args, "--json", cwd=cwd)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -102,13 +104,13 @@ def memesh_commands(settings: dict[str, Any]) -> list[tuple[str, str | None, str
 # --- Claude Code ---------------------------------------------------------------------------------
 
 
-def test_setup_claude_code_keeps_the_users_own_hooks_and_keys(home: Path) -> None:
-    settings_file = home / ".claude" / "settings.json"
-    state_file = home / ".claude.json"
+def test_setup_claude_code_keeps_the_users_own_hooks_and_keys(user_home: Path) -> None:
+    settings_file = user_home / ".claude" / "settings.json"
+    state_file = user_home / ".claude.json"
     settings_text = write_json(settings_file, USERS_SETTINGS)
     state_text = write_json(state_file, USERS_CLAUDE_JSON, indent=2)
 
-    report = setup(home, "claude-code")
+    report = setup(user_home, "claude-code")
 
     settings = json.loads(settings_file.read_text())
     for key in ("model", "permissions", "env"):
@@ -131,8 +133,8 @@ def test_setup_claude_code_keeps_the_users_own_hooks_and_keys(home: Path) -> Non
         "args": ["mcp"],
     }
     # The previous versions are kept beside them.
-    assert (home / ".claude" / "settings.json.memesh-backup").read_text() == settings_text
-    assert (home / ".claude.json.memesh-backup").read_text() == state_text
+    assert (user_home / ".claude" / "settings.json.memesh-backup").read_text() == settings_text
+    assert (user_home / ".claude.json.memesh-backup").read_text() == state_text
     assert report["changed"] is True and report["command"] == ENTRY_POINT
     assert {f["path"]: f["backup"] is not None for f in report["files"]} == {
         str(settings_file): True,
@@ -140,58 +142,58 @@ def test_setup_claude_code_keeps_the_users_own_hooks_and_keys(home: Path) -> Non
     }
 
 
-def test_a_second_setup_says_already_set_up_and_touches_nothing(home: Path) -> None:
-    write_json(home / ".claude" / "settings.json", USERS_SETTINGS)
-    setup(home, "claude-code")
-    files = [home / ".claude" / "settings.json", home / ".claude.json"]
+def test_a_second_setup_says_already_set_up_and_touches_nothing(user_home: Path) -> None:
+    write_json(user_home / ".claude" / "settings.json", USERS_SETTINGS)
+    setup(user_home, "claude-code")
+    files = [user_home / ".claude" / "settings.json", user_home / ".claude.json"]
     before = [(f.read_bytes(), f.stat().st_mtime_ns) for f in files]
 
-    again = run(home, "setup", "claude-code")
+    again = run(user_home, "setup", "claude-code")
 
     assert again.returncode == 0, again.stderr
     assert "memesh is already set up in Claude Code (user scope); nothing changed." in again.stdout
     assert [(f.read_bytes(), f.stat().st_mtime_ns) for f in files] == before
 
 
-def test_a_dry_run_prints_the_diff_and_writes_nothing(home: Path) -> None:
-    settings_file = home / ".claude" / "settings.json"
+def test_a_dry_run_prints_the_diff_and_writes_nothing(user_home: Path) -> None:
+    settings_file = user_home / ".claude" / "settings.json"
     original = write_json(settings_file, USERS_SETTINGS)
 
-    done = run(home, "setup", "claude-code", "--dry-run")
+    done = run(user_home, "setup", "claude-code", "--dry-run")
 
     assert done.returncode == 0, done.stderr
     assert f"--- {settings_file}\n+++ {settings_file}\n" in done.stdout
     assert f'+                        "command": "{ENTRY_POINT} hook stop",' in done.stdout
-    assert f"--- /dev/null\n+++ {home / '.claude.json'}\n" in done.stdout
+    assert f"--- /dev/null\n+++ {user_home / '.claude.json'}\n" in done.stdout
     assert "Dry run: nothing was written." in done.stdout
     assert settings_file.read_text() == original
-    assert not (home / ".claude.json").exists()
-    assert not list(home.rglob("*.memesh-backup"))
+    assert not (user_home / ".claude.json").exists()
+    assert not list(user_home.rglob("*.memesh-backup"))
 
 
-def test_uninstall_removes_exactly_memeshs_entries(home: Path) -> None:
-    write_json(home / ".claude" / "settings.json", USERS_SETTINGS)
-    write_json(home / ".claude.json", USERS_CLAUDE_JSON)
-    setup(home, "claude-code")
+def test_uninstall_removes_exactly_memeshs_entries(user_home: Path) -> None:
+    write_json(user_home / ".claude" / "settings.json", USERS_SETTINGS)
+    write_json(user_home / ".claude.json", USERS_CLAUDE_JSON)
+    setup(user_home, "claude-code")
 
-    report = setup(home, "claude-code", "--uninstall")
+    report = setup(user_home, "claude-code", "--uninstall")
 
     assert report["action"] == "uninstall" and report["changed"] is True
-    assert json.loads((home / ".claude" / "settings.json").read_text()) == USERS_SETTINGS
-    assert json.loads((home / ".claude.json").read_text()) == USERS_CLAUDE_JSON
+    assert json.loads((user_home / ".claude" / "settings.json").read_text()) == USERS_SETTINGS
+    assert json.loads((user_home / ".claude.json").read_text()) == USERS_CLAUDE_JSON
     # Nothing of memesh's left: a second uninstall has nothing to do.
-    assert setup(home, "claude-code", "--uninstall")["changed"] is False
+    assert setup(user_home, "claude-code", "--uninstall")["changed"] is False
 
 
-def test_a_file_that_is_not_json_is_refused_and_nothing_is_written(home: Path) -> None:
-    settings_file = home / ".claude" / "settings.json"
+def test_a_file_that_is_not_json_is_refused_and_nothing_is_written(user_home: Path) -> None:
+    settings_file = user_home / ".claude" / "settings.json"
     write_json(settings_file, USERS_SETTINGS)
     settings_text = settings_file.read_text()
-    state_file = home / ".claude.json"
+    state_file = user_home / ".claude.json"
     state_file.write_text('{"numStartups": 42, // a comment\n}')  # JSON has no comments
 
-    as_json = run(home, "setup", "claude-code", "--json")
-    as_text = run(home, "setup", "claude-code")
+    as_json = run(user_home, "setup", "claude-code", "--json")
+    as_text = run(user_home, "setup", "claude-code")
 
     assert (as_json.returncode, as_text.returncode) == (1, 1)
     assert as_json.stdout == ""
@@ -202,15 +204,17 @@ def test_a_file_that_is_not_json_is_refused_and_nothing_is_written(home: Path) -
     # The file read first, which was valid, was not written either.
     assert settings_file.read_text() == settings_text
     assert state_file.read_text() == '{"numStartups": 42, // a comment\n}'
-    assert not list(home.rglob("*.memesh-backup"))
+    assert not list(user_home.rglob("*.memesh-backup"))
 
 
-def test_the_project_scope_writes_the_repositorys_own_files(home: Path, tmp_path: Path) -> None:
+def test_the_project_scope_writes_the_repositorys_own_files(
+    user_home: Path, tmp_path: Path
+) -> None:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     (repo / "src" / "pkg").mkdir(parents=True)
 
-    report = setup(home, "claude-code", "--project", cwd=repo / "src" / "pkg")
+    report = setup(user_home, "claude-code", "--project", cwd=repo / "src" / "pkg")
 
     assert {f["path"] for f in report["files"]} == {
         str(repo / ".claude" / "settings.json"),
@@ -220,37 +224,37 @@ def test_the_project_scope_writes_the_repositorys_own_files(home: Path, tmp_path
     assert len(memesh_commands(settings)) == HOOKS
     servers = json.loads((repo / ".mcp.json").read_text())["mcpServers"]
     assert servers["memesh"]["command"] == ENTRY_POINT
-    assert not list(home.iterdir())  # the user's own files are untouched
+    assert not list(user_home.iterdir())  # the user's own files are untouched
 
 
-def test_a_symlinked_settings_file_is_written_through_and_stays_a_link(home: Path) -> None:
+def test_a_symlinked_settings_file_is_written_through_and_stays_a_link(user_home: Path) -> None:
     """A dotfiles repository links ~/.claude/settings.json to its own copy."""
-    real = home / "dotfiles" / "claude-settings.json"
+    real = user_home / "dotfiles" / "claude-settings.json"
     write_json(real, USERS_SETTINGS)
-    (home / ".claude").mkdir()
-    (home / ".claude" / "settings.json").symlink_to(real)
+    (user_home / ".claude").mkdir()
+    (user_home / ".claude" / "settings.json").symlink_to(real)
 
-    setup(home, "claude-code")
+    setup(user_home, "claude-code")
 
-    assert (home / ".claude" / "settings.json").is_symlink()
+    assert (user_home / ".claude" / "settings.json").is_symlink()
     assert len(memesh_commands(json.loads(real.read_text()))) == HOOKS
 
 
 def test_a_projects_file_that_leads_outside_the_project_is_refused(
-    home: Path, tmp_path: Path
+    user_home: Path, tmp_path: Path
 ) -> None:
     """A repository's `.claude` could point at any JSON file of the user's."""
-    write_json(home / ".claude" / "settings.json", USERS_SETTINGS)
-    original = (home / ".claude" / "settings.json").read_text()
+    write_json(user_home / ".claude" / "settings.json", USERS_SETTINGS)
+    original = (user_home / ".claude" / "settings.json").read_text()
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
-    (repo / ".claude").symlink_to(home / ".claude")
+    (repo / ".claude").symlink_to(user_home / ".claude")
 
-    done = run(home, "setup", "claude-code", "--project", "--json", cwd=repo)
+    done = run(user_home, "setup", "claude-code", "--project", "--json", cwd=repo)
 
     assert done.returncode == 1
     assert json.loads(done.stderr.strip().splitlines()[-1])["errorCode"] == "setup.invalid-config"
-    assert (home / ".claude" / "settings.json").read_text() == original
+    assert (user_home / ".claude" / "settings.json").read_text() == original
     assert not (repo / ".mcp.json").exists()
 
 
@@ -266,26 +270,26 @@ args = ["--stdio"]
 """
 
 
-def test_codex_gets_its_toml_server_and_the_hooks_and_keeps_its_comments(home: Path) -> None:
-    config_file = home / ".codex" / "config.toml"
+def test_codex_gets_its_toml_server_and_the_hooks_and_keeps_its_comments(user_home: Path) -> None:
+    config_file = user_home / ".codex" / "config.toml"
     config_file.parent.mkdir()
     config_file.write_text(CODEX_CONFIG)
 
-    setup(home, "codex")
+    setup(user_home, "codex")
 
     text = config_file.read_text()
     assert text.startswith(CODEX_CONFIG)  # the user's lines, comments and all, first
     config = tomllib.loads(text)
     assert config["mcp_servers"]["docs"] == {"command": "docs-mcp", "args": ["--stdio"]}
     assert config["mcp_servers"]["memesh"] == {"command": ENTRY_POINT, "args": ["mcp"]}
-    hooks = json.loads((home / ".codex" / "hooks.json").read_text())
+    hooks = json.loads((user_home / ".codex" / "hooks.json").read_text())
     assert len(memesh_commands(hooks)) == HOOKS
 
-    setup(home, "codex", "--uninstall")
+    setup(user_home, "codex", "--uninstall")
 
     assert config_file.read_text() == CODEX_CONFIG
-    assert not (home / ".codex" / "hooks.json").exists()  # it held memesh's hooks alone
-    assert (home / ".codex" / "hooks.json.memesh-backup").exists()
+    assert not (user_home / ".codex" / "hooks.json").exists()  # it held memesh's hooks alone
+    assert (user_home / ".codex" / "hooks.json.memesh-backup").exists()
 
 
 @pytest.mark.parametrize(
@@ -293,13 +297,13 @@ def test_codex_gets_its_toml_server_and_the_hooks_and_keeps_its_comments(home: P
     [("gemini", ".gemini/settings.json"), ("cursor", ".cursor/mcp.json")],
 )
 def test_gemini_and_cursor_get_the_mcp_server_beside_the_users_own(
-    home: Path, host: str, relative: str
+    user_home: Path, host: str, relative: str
 ) -> None:
     theirs = {"theme": "dark", "mcpServers": {"other": {"command": "other-mcp"}}}
-    config_file = home / relative
+    config_file = user_home / relative
     write_json(config_file, theirs, indent=2)
 
-    report = setup(home, host)
+    report = setup(user_home, host)
 
     assert [f["role"] for f in report["files"]] == ["mcp"]
     written = json.loads(config_file.read_text())
@@ -308,7 +312,7 @@ def test_gemini_and_cursor_get_the_mcp_server_beside_the_users_own(
         and written["mcpServers"]["other"] == theirs["mcpServers"]["other"]
     )
     assert written["mcpServers"]["memesh"] == {"command": ENTRY_POINT, "args": ["mcp"]}
-    setup(home, host, "--uninstall")
+    setup(user_home, host, "--uninstall")
     assert json.loads(config_file.read_text()) == theirs
 
 
@@ -327,14 +331,14 @@ SERVER_OF = {
 
 
 @pytest.mark.parametrize("host", list(SERVER_OF))
-def test_the_written_mcp_command_starts_memesh_mcp(home: Path, host: str) -> None:
-    setup(home, host)
-    server = SERVER_OF[host](home)["memesh"]
-    project = home / "project"
+def test_the_written_mcp_command_starts_memesh_mcp(user_home: Path, host: str) -> None:
+    setup(user_home, host)
+    server = SERVER_OF[host](user_home)["memesh"]
+    project = user_home / "project"
     project.mkdir()
     # As the host starts it: the command and arguments from its file, in the project folder.
     params = StdioServerParameters(
-        command=server["command"], args=server["args"], env=env_for(home), cwd=str(project)
+        command=server["command"], args=server["args"], env=env_for(user_home), cwd=str(project)
     )
 
     async def session() -> set[str]:
@@ -352,17 +356,17 @@ def test_the_written_mcp_command_starts_memesh_mcp(home: Path, host: str) -> Non
 # --- memesh doctor -------------------------------------------------------------------------------
 
 
-def integrations(home: Path, cwd: Path | None = None) -> dict[str, dict[str, Any]]:
-    done = run(home, "doctor", "--json", "--no-probe", cwd=cwd)
+def integrations(user_home: Path, cwd: Path | None = None) -> dict[str, dict[str, Any]]:
+    done = run(user_home, "doctor", "--json", "--no-probe", cwd=cwd)
     assert done.returncode == 0, done.stdout + done.stderr  # an integration never fails it
     return {check["name"]: check for check in json.loads(done.stdout)["integrations"]}
 
 
-def test_doctor_reports_each_integration_and_what_it_runs(home: Path) -> None:
-    setup(home, "claude-code")
-    setup(home, "cursor")
+def test_doctor_reports_each_integration_and_what_it_runs(user_home: Path) -> None:
+    setup(user_home, "claude-code")
+    setup(user_home, "cursor")
 
-    report = integrations(home)
+    report = integrations(user_home)
 
     assert list(report) == ["claude-code", "codex", "gemini", "cursor"]
     claude = report["claude-code"]
@@ -371,7 +375,7 @@ def test_doctor_reports_each_integration_and_what_it_runs(home: Path) -> None:
     assert user["scope"] == "user" and user["mcpServer"] is True
     assert user["hooks"] == {"expected": HOOKS, "present": HOOKS, "missing": []}
     assert user["commands"] == [{"path": ENTRY_POINT, "exists": True, "thisMemesh": True}]
-    # Paths under the home directory are shown as ~ (a report is pasted into bug reports).
+    # Paths under the user_home directory are shown as ~ (a report is pasted into bug reports).
     assert {f["path"] for f in user["files"]} == {"~/.claude/settings.json", "~/.claude.json"}
     assert "8/8 hooks + MCP server" in claude["detail"]
     assert report["cursor"]["status"] == "ok" and report["cursor"]["data"]["installed"] is True
@@ -383,18 +387,18 @@ def test_doctor_reports_each_integration_and_what_it_runs(home: Path) -> None:
     }
 
 
-def test_doctor_warns_about_a_missing_command_and_missing_hooks(home: Path) -> None:
-    setup(home, "claude-code")
-    state_file = home / ".claude.json"
+def test_doctor_warns_about_a_missing_command_and_missing_hooks(user_home: Path) -> None:
+    setup(user_home, "claude-code")
+    state_file = user_home / ".claude.json"
     state = json.loads(state_file.read_text())
     state["mcpServers"]["memesh"]["command"] = "/gone/venv/bin/memesh"
     state_file.write_text(json.dumps(state))
-    settings_file = home / ".claude" / "settings.json"
+    settings_file = user_home / ".claude" / "settings.json"
     settings = json.loads(settings_file.read_text())
     del settings["hooks"]["PreCompact"]
     settings_file.write_text(json.dumps(settings))
 
-    claude = integrations(home)["claude-code"]
+    claude = integrations(user_home)["claude-code"]
 
     assert claude["status"] == "warn"
     [user] = claude["data"]["scopes"]
@@ -407,14 +411,14 @@ def test_doctor_warns_about_a_missing_command_and_missing_hooks(home: Path) -> N
 
 
 def test_doctor_checks_the_projects_own_files_from_inside_the_repository(
-    home: Path, tmp_path: Path
+    user_home: Path, tmp_path: Path
 ) -> None:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
-    setup(home, "gemini", "--project", cwd=repo)
+    setup(user_home, "gemini", "--project", cwd=repo)
 
-    inside = integrations(home, cwd=repo)["gemini"]
-    elsewhere = integrations(home)["gemini"]
+    inside = integrations(user_home, cwd=repo)["gemini"]
+    elsewhere = integrations(user_home)["gemini"]
 
     assert [s["scope"] for s in inside["data"]["scopes"]] == ["project"]
     assert elsewhere["data"]["installed"] is False

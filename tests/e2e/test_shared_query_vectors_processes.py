@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 FIRST = """
 import django
 django.setup()
-from graph.indexing import vectors
+from graph.indexing import embedding_pass
 from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS
 ctx = CallContext(source_host="cli")
@@ -24,7 +24,7 @@ OPERATIONS["remember"].run(
     {"name": "walrus-notes", "type": "note", "observations": ["the walrus keeps its tusks clean"]},
     ctx,
 )
-vectors.embed_pending()
+embedding_pass.embed_pending()
 out = OPERATIONS["recall"].run({"query": "walrus tusks"}, ctx)
 print(out["retrieval"]["mode"])
 """

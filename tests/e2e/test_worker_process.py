@@ -49,8 +49,11 @@ OPERATIONS["remember"].run(
 """
 
 
+EMBEDDER = "deterministic"
+
+
 def worker_env(home: Path) -> dict[str, str]:
-    return memesh_env(home, MEMESH_EMBEDDER="deterministic")
+    return memesh_env(home, MEMESH_EMBEDDER=EMBEDDER)
 
 
 def wait_for(what: str, condition: Callable[[], bool], deadline: float, log: Path) -> None:
@@ -99,24 +102,20 @@ def children(pid: int) -> list[int]:
     return found
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    migrated = run_python(
-        ["-m", "memesh_site.cli", "migrate", "--verbosity", "0"], worker_env(home)
-    )
-    assert migrated.returncode == 0, migrated.stderr
-    return home
+@pytest.fixture(scope="module")
+def memesh_embedder() -> str:
+    """What conftest's `migrated_home` migrates with: this module's embedder."""
+    return EMBEDDER
 
 
 @pytest.fixture
-def worker(home: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+def worker(migrated_home: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             memesh("worker", "--log-level", "info"),
             cwd=ROOT,
-            env=worker_env(home),
+            env=worker_env(migrated_home),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -128,23 +127,23 @@ def worker(home: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes]
 
 
 def test_the_worker_embeds_a_memory_written_by_another_process(
-    home: Path, worker: tuple[subprocess.Popen[bytes], Path]
+    migrated_home: Path, worker: tuple[subprocess.Popen[bytes], Path]
 ) -> None:
     proc, log = worker
-    db = home / "knowledge-graph.db"
+    db = migrated_home / "knowledge-graph.db"
     # The worker's start-up pass creates the live index; a memory written after that is
     # embedded only if its own write queued a task.
     wait_for("the worker's start-up pass", lambda: has_live_generation(db), DEADLINE, log)
     assert proc.poll() is None
 
     written = run_python(
-        ["-c", REMEMBER, "walrus-note", "walruses haul out on the ice"], worker_env(home)
+        ["-c", REMEMBER, "walrus-note", "walruses haul out on the ice"], worker_env(migrated_home)
     )
     assert written.returncode == 0, written.stderr
 
     wait_for("the vector", lambda: has_current_vector(db, "walrus-note"), DEADLINE, log)
     # The task travelled through the embedded broker, a folder under MEMESH_HOME.
-    assert (home / "celery" / "queue").is_dir()
+    assert (migrated_home / "celery" / "queue").is_dir()
 
     proc.terminate()
     try:
@@ -154,7 +153,7 @@ def test_the_worker_embeds_a_memory_written_by_another_process(
 
 
 def test_serve_runs_a_worker_child_that_exits_when_the_server_is_killed(
-    home: Path, tmp_path: Path
+    migrated_home: Path, tmp_path: Path
 ) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -163,7 +162,7 @@ def test_serve_runs_a_worker_child_that_exits_when_the_server_is_killed(
         server = subprocess.Popen(
             memesh("serve", "--port", str(port), "--no-migrate"),
             cwd=ROOT,
-            env=worker_env(home),
+            env=worker_env(migrated_home),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -175,7 +174,7 @@ def test_serve_runs_a_worker_child_that_exits_when_the_server_is_killed(
         assert f"--parent-pid\0{server.pid}".encode() in cmdline(child)
 
         # The child does the embedding for the server's writes.
-        assert_embeds_a_write(base, home, log, "served-note", "seals bask")
+        assert_embeds_a_write(base, migrated_home, log, "served-note", "seals bask")
         # ... at a lower CPU priority than the server's (MEMESH_WORKER_NICENESS, default 10).
         served_at = os.getpriority(os.PRIO_PROCESS, server.pid)
         assert os.getpriority(os.PRIO_PROCESS, child) == min(19, served_at + 10)
@@ -208,7 +207,9 @@ BANNER = ("-------------- celery@", "[config]", "[queues]", ".> transport:")
 
 
 @pytest.fixture
-def serve_log(home: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+def serve_log(
+    migrated_home: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Path]:
     """The output of a `memesh serve --log-level <param>` whose worker is ready."""
     port = free_port()
     log = tmp_path / "serve.log"
@@ -216,7 +217,7 @@ def serve_log(home: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Ite
         server = subprocess.Popen(
             memesh("serve", "--port", str(port), "--workers", "1", "--log-level", request.param),
             cwd=ROOT,
-            env=worker_env(home),
+            env=worker_env(migrated_home),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -224,7 +225,9 @@ def serve_log(home: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Ite
     try:
         wait_for("the worker's line", lambda: READY in log.read_text(), STARTUP_DEADLINE, log)
         # Ready means consuming: a write of the server is embedded by it.
-        assert_embeds_a_write(f"http://127.0.0.1:{port}", home, log, "startup-note", "otters float")
+        assert_embeds_a_write(
+            f"http://127.0.0.1:{port}", migrated_home, log, "startup-note", "otters float"
+        )
         yield log
     finally:
         stop(server)

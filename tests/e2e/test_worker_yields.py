@@ -5,7 +5,9 @@ for at most MEMESH_WORKER_YIELD_SECONDS, so a steady stream of requests never st
 
 The waiting worker is shown without racing a client against the clock: the test writes the
 stamp itself, a moment ahead on the machine's shared monotonic clock (what a request at that
-moment would write), then takes it back and watches the held memory get its vector.
+moment would write), waits until the worker has read it before its model call (the activity
+file is then mapped into the worker), lets the request end a second later, and watches the held
+memory get its vector only once the stamp says the server is quiet.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.request_activity import FILENAME, Stamp
+from core.request_activity import FILENAME, QUIET_SECONDS, Stamp
 from tests.e2e.test_worker_process import (
     DEADLINE,
     REMEMBER,
@@ -34,15 +36,12 @@ pytestmark = pytest.mark.slow
 DB = "knowledge-graph.db"
 
 
+# The pacing belongs to the local model: its work is on this machine's CPU.
+EMBEDDER = "local"
+
+
 def local_env(home: Path, **extra: str) -> dict[str, str]:
-    # The pacing belongs to the local model: its work is on this machine's CPU.
-    return memesh_env(home, MEMESH_EMBEDDER="local", **extra)
-
-
-def migrated(home: Path) -> Path:
-    done = run_python(["-m", "memesh_site.cli", "migrate", "--verbosity", "0"], local_env(home))
-    assert done.returncode == 0, done.stderr
-    return home
+    return memesh_env(home, MEMESH_EMBEDDER=EMBEDDER, **extra)
 
 
 def remember(home: Path, name: str, text: str) -> None:
@@ -50,14 +49,17 @@ def remember(home: Path, name: str, text: str) -> None:
     assert written.returncode == 0, written.stderr
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return migrated(tmp_path / "home")
+@pytest.fixture(scope="module")
+def memesh_embedder() -> str:
+    """What conftest's `migrated_home` migrates with: this module's embedder."""
+    return EMBEDDER
 
 
-def test_each_served_request_stamps_the_homes_activity_file(home: Path, tmp_path: Path) -> None:
-    with serving(home, tmp_path / "serve.log", "--no-worker", "--no-migrate") as base:
-        stamp = Stamp(home / FILENAME, create=False)
+def test_each_served_request_stamps_the_homes_activity_file(
+    migrated_home: Path, tmp_path: Path
+) -> None:
+    with serving(migrated_home, tmp_path / "serve.log", "--no-worker", "--no-migrate") as base:
+        stamp = Stamp(migrated_home / FILENAME, create=False)
         before = time.monotonic()
         assert httpx.get(f"{base}/v1/health", timeout=30).status_code == 200
         first = stamp.last()
@@ -70,49 +72,72 @@ def test_each_served_request_stamps_the_homes_activity_file(home: Path, tmp_path
         assert second is not None and second > first
 
 
+def reads_the_stamp(pid: int, activity: Path) -> bool:
+    """Whether process `pid` has the activity file mapped: the worker maps it the first time it
+    reads the stamp, right before a model call (core/request_activity.py)."""
+    try:
+        return str(activity.resolve()) in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
 @pytest.fixture
-def yielding_worker(home: Path, tmp_path: Path) -> Iterator[Path]:
-    """`memesh worker` with the local model, willing to wait up to 30 s for a quiet moment."""
+def yielding_worker(
+    migrated_home: Path, tmp_path: Path
+) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """`memesh worker` with the local model, willing to wait up to 30 s for a quiet moment:
+    (the process, its log)."""
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             memesh("worker", "--log-level", "info"),
             cwd=ROOT,
-            env=local_env(home, MEMESH_WORKER_YIELD_SECONDS="30"),
+            env=local_env(migrated_home, MEMESH_WORKER_YIELD_SECONDS="30"),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
         )
     try:
-        yield log
+        yield proc, log
     finally:
         stop(proc)
 
 
 def test_the_worker_holds_its_model_calls_while_a_request_is_recent(
-    home: Path, yielding_worker: Path
+    migrated_home: Path, yielding_worker: tuple[subprocess.Popen[bytes], Path]
 ) -> None:
-    db = home / DB
-    log = yielding_worker
+    db = migrated_home / DB
+    worker, log = yielding_worker
     wait_for("the worker's start-up pass", lambda: has_live_generation(db), DEADLINE, log)
     # With no request stamped, the worker embeds as it always did (and has its model loaded).
-    remember(home, "first-note", "otters hold hands while they sleep")
+    remember(migrated_home, "first-note", "otters hold hands while they sleep")
     wait_for("the first vector", lambda: has_current_vector(db, "first-note"), DEADLINE, log)
 
-    stamp = Stamp(home / FILENAME, create=True)
+    activity = migrated_home / FILENAME
+    stamp = Stamp(activity, create=True)
     stamp.mark(time.monotonic() + 15)  # a request "now", for the next 15 s
-    remember(home, "held-note", "puffins nest in burrows on cliff tops")
-    time.sleep(3)  # time for the task to reach the worker and the worker to reach the model
+    remember(migrated_home, "held-note", "puffins nest in burrows on cliff tops")
+    wait_for(
+        "the worker to read the stamp before its model call",
+        lambda: reads_the_stamp(worker.pid, activity),
+        DEADLINE,
+        log,
+    )
     assert not has_current_vector(db, "held-note"), log.read_text()
 
-    stamp.mark(0.0)  # quiet since long ago
+    stamp.mark(time.monotonic() + 1)  # the request ends a second from now
     wait_for("the held vector", lambda: has_current_vector(db, "held-note"), DEADLINE, log)
+    # The vector came once the server was quiet, not as soon as the worker reached the model
+    # (a worker that did not wait would have written it while the stamp was still ahead).
+    assert stamp.quiet_for() >= QUIET_SECONDS, log.read_text()
 
 
-def test_a_steady_stream_of_requests_does_not_stop_the_backlog(home: Path, tmp_path: Path) -> None:
-    db = home / DB
+def test_a_steady_stream_of_requests_does_not_stop_the_backlog(
+    migrated_home: Path, tmp_path: Path
+) -> None:
+    db = migrated_home / DB
     with serving(
-        home,
+        migrated_home,
         tmp_path / "serve.log",
         "--no-migrate",
         MEMESH_EMBEDDER="local",

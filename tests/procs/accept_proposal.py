@@ -1,6 +1,6 @@
 """Accept one proposal in this process: `accept_proposal.py PROPOSAL_ID`.
 
-Calls proposals.services.proposal_accept (channel cli) against the database named by
+Calls proposals.decisions.proposal_accept (channel cli) against the database named by
 MEMESH_HOME / MEMESH_DB_PATH and prints the result as JSON; exits non-zero on an exception.
 """
 
@@ -20,7 +20,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from proposals.services import proposal_accept
+    from proposals.decisions import proposal_accept
 
     result = proposal_accept(int(sys.argv[1]), channel="cli", reviewer="crash-test")
     sys.stdout.write(json.dumps(result) + "\n")

@@ -107,12 +107,12 @@ def corrupt(corruption: str, float_rows: dict[int, bytes]) -> list[int]:
     """
     from django.db import connection
 
-    from graph.indexing import vectors
+    from graph.indexing import generations
     from graph.models import Entity
-    from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
+    from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS
     from graph.storage.vector_index import table_name
 
-    live = vectors.live_generation()
+    live = generations.live_generation()
     assert live is not None, "build the live vector index first"
     gen, bits = live.generation, table_name(live.generation)
     eid = Entity.objects.get(name=entity_name(corruption)).pk
@@ -186,9 +186,9 @@ def corrupt(corruption: str, float_rows: dict[int, bytes]) -> list[int]:
 def live_float_rows() -> dict[int, bytes]:
     from django.db import connection
 
-    from graph.indexing import vectors
+    from graph.indexing import generations
 
-    live = vectors.live_generation()
+    live = generations.live_generation()
     assert live is not None
     with connection.cursor() as cur:
         cur.execute(
@@ -204,10 +204,10 @@ def main() -> None:
     import django
 
     django.setup()
-    from graph.indexing import vectors
+    from graph.indexing import embedding_pass
 
     seed(COMBINABLE)
-    report = vectors.embed_pending()
+    report = embedding_pass.embed_pending()
     if report.error or report.skipped:
         raise SystemExit(f"embedding failed: {report}")
     floats = live_float_rows()

@@ -32,12 +32,12 @@ SHOWN = 10
 def settled() -> bool:
     from django.db import close_old_connections
 
-    from graph.indexing import vectors
+    from graph.indexing import generations
     from graph.models import EntityVector
 
     close_old_connections()
-    live = vectors.live_generation()
-    if live is None or vectors.read_marker(vectors.STAGING_KEY) is not None:
+    live = generations.live_generation()
+    if live is None or generations.read_marker(generations.STAGING_KEY) is not None:
         return False
     return EntityVector.objects.pending_count(live.generation) == 0
 
@@ -85,7 +85,7 @@ def check_promises(journal: dict[str, Any]) -> list[str]:
 def check_fts() -> list[str]:
     from graph.models import Entity
     from graph.search.text import index_text
-    from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
+    from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS
 
     problems = []
     obs: dict[int, list[str]] = {}
@@ -125,12 +125,12 @@ def check_fts() -> list[str]:
 
 
 def check_vectors() -> tuple[list[str], dict[str, Any]]:
-    from graph.indexing import vectors
+    from graph.indexing import generations
     from graph.models import Entity, EntityVector
     from graph.search.text import text_hash
     from graph.storage.vector_index import table_name
 
-    live = vectors.live_generation()
+    live = generations.live_generation()
     if live is None:
         return ["no live vector generation"], {}
     problems = []

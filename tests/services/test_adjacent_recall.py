@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from graph.embedding import provider
-from graph.indexing import vectors
+from graph.indexing import embedding_pass, query_cache
 from graph.models import Entity, EntityVector
 from graph.search import fusion
 from tests.helpers import recall, remember, restamp
@@ -33,7 +33,7 @@ QUESTION = "When did Maria adopt Shadow?"
 def similarity(name: str) -> float:
     embedder = provider.current()
     assert embedder is not None
-    query = vectors.query_embedding(embedder, QUESTION).vector
+    query = query_cache.query_embedding(embedder, QUESTION).vector
     entity_id = Entity.objects.get(name=name).id
     return EntityVector.objects.similarities(live().generation, query, [entity_id])[entity_id]
 
@@ -48,7 +48,7 @@ def conversation(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, text in TURNS:
         remember(name, text, tags=["conv:test"], source="chat log")
     remember("elsewhere", "Maria: a shadow fell across the porch.", tags=["conv:other"])
-    assert vectors.embed_pending().embedded == len(TURNS) + 1
+    assert embedding_pass.embed_pending().embedded == len(TURNS) + 1
 
 
 def test_the_turns_around_the_best_candidate_join_the_results(conversation: None) -> None:
@@ -101,7 +101,7 @@ def recipe_conversation(monkeypatch: pytest.MonkeyPatch) -> None:
     use_embedder(monkeypatch, "local")
     for name, text in RECIPE_TURNS:
         remember(name, text, tags=["conv:friends"], source="chat log")
-    assert vectors.embed_pending().embedded == len(RECIPE_TURNS)
+    assert embedding_pass.embed_pending().embedded == len(RECIPE_TURNS)
 
 
 def test_the_turns_two_writes_around_the_best_candidate_join_and_no_farther(

@@ -3,7 +3,6 @@ memory hygiene, "what you must never invent")."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from datetime import timedelta
@@ -11,17 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
-from django.core.management import call_command
 from django.utils import timezone
 
 from core.errors import InvalidInput, OperationFailed
+from core.fence import MEMORY_PREAMBLE
 from graph.models import Entity, MetaEntry
-from graph.ops.briefing import BRIEFING, MAX_INDEX_BYTES, briefing_index
-from graph.ops.briefing.render import BUDGET_CHARS, PREAMBLE
+from graph.ops.briefing import BRIEFING, MAX_INDEX_BYTES, briefing_index, build_briefing
+from graph.ops.briefing.render import BUDGET_CHARS
 from graph.ops.kit.operation import CallContext
 from graph.ops.remember.schema import RememberInput
-from graph.project import project_id, project_line
+from graph.ops.task_state import read_task_state, task_state_freshness
+from graph.project import project_line
 from tests import helpers
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +60,7 @@ def memory_lines(text: str) -> list[str]:
 
 def inside_fence(text: str) -> tuple[str, list[str]]:
     """(fence, lines between the opening and closing fence); asserts the block's shape."""
-    assert text.startswith(PREAMBLE)
+    assert text.startswith(MEMORY_PREAMBLE)
     lines = text.splitlines()
     opening = next(i for i, line in enumerate(lines) if line.startswith("```"))
     fence = re.match(r"`+", lines[opening]).group(0)  # type: ignore[union-attr]
@@ -373,7 +372,26 @@ def test_a_stale_or_unreadable_task_state_is_one_flag_line_never_current(
     assert result["entityCount"] == 0
 
 
-# --- input, context, CLI ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "stated_ago",
+    [timedelta(hours=72), timedelta(hours=72, seconds=1)],
+    ids=["at-72h", "just-past-72h"],
+)
+def test_the_briefing_shows_a_task_state_as_current_exactly_when_memesh_task_calls_it_fresh(
+    stated_ago: timedelta,
+) -> None:
+    now = timezone.now()
+    task_state((now - stated_ago).isoformat(), goal="Ship the hook")
+
+    freshness = task_state_freshness(read_task_state(P), now)
+    result = build_briefing(P, "standard", now=now)
+
+    assert freshness == ("fresh" if stated_ago == timedelta(hours=72) else "stale")
+    assert result.has_task_state is (freshness == "fresh")
+    assert ("- goal: Ship the hook" in result.text) is (freshness == "fresh")
+
+
+# --- input and context (the command: tests/transports/test_briefing_cli.py) -----------------------
 
 
 def test_the_project_defaults_to_the_callers_and_unknown_fields_are_refused() -> None:
@@ -399,33 +417,7 @@ def test_without_any_project_only_memories_with_no_project_are_shown() -> None:
     assert "Project:" not in result["text"]
 
 
-def test_cli_prints_the_block_or_json_for_the_named_project() -> None:
-    remember("ours", "our fact", tags=[TAG])
-
-    out = io.StringIO()
-    call_command("briefing", "--project", P, "--json", "--level", "standard", stdout=out)
-    data = json.loads(out.getvalue())
-    assert data["project"] == P and data["level"] == "standard" and data["entityCount"] == 1
-
-    plain = io.StringIO()
-    call_command("briefing", "--project", P, stdout=plain)
-    assert plain.getvalue().startswith(PREAMBLE) and "our fact" in plain.getvalue()
-
-
-def test_cli_defaults_to_the_working_directorys_project() -> None:
-    out = io.StringIO()
-    call_command("briefing", "--json", stdout=out, stderr=io.StringIO())
-    assert json.loads(out.getvalue())["project"] == project_id()
-
-
 # --- the level setting (memesh config set briefing <level>) ------------------------------------
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A MEMESH_HOME of the test's own, so its config.json is nobody else's."""
-    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
-    return tmp_path
 
 
 def set_config(home: Path, config: dict[str, Any]) -> None:

@@ -85,7 +85,7 @@ def test_migrations_create_the_fts5_and_vocab_tables_and_no_fixed_width_vec0_tab
     assert "USING fts5" in tables["graph_entity_fts_archived"]
     assert "USING fts5vocab" in tables["graph_entity_fts_vocab"]
     # vec0 tables are made per index generation, at the embedder's width
-    # (graph/indexing/vectors.py).
+    # (graph/indexing/generations.py).
     assert "graph_entity_vec" not in tables
     assert not any(name.startswith("graph_vec_g") for name in tables)
 

@@ -14,13 +14,13 @@ from django.utils import timezone
 
 from dream import demo
 from dream.demo_tour import DEMO_PROJECT, PROPOSAL_FROM, PROPOSAL_TO, TOUR
-from graph.indexing import consistency, vectors
+from graph.indexing import consistency, embedding_pass, generations
 from graph.models import Entity, EntityVector, Observation, Relation, SessionOutcome, Tag
 from graph.ops.kit import writes
 from graph.ops.registry import OPERATIONS
-from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
+from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS
+from proposals.decisions import proposal_accept
 from proposals.models import Proposal, ProposalReview, ProposalStatus, ReviewChannel
-from proposals.services import proposal_accept
 from tests.helpers import CTX, recall, remember, restamp
 from tests.vector_support import use_embedder
 
@@ -238,9 +238,9 @@ def test_reset_takes_the_demo_entities_out_of_the_vector_index(
     use_embedder(monkeypatch, "deterministic", dimensions="16")
     user_memories()
     seed()
-    report = vectors.embed_pending()
+    report = embedding_pass.embed_pending()
     assert report.error is None, report
-    live = vectors.live_generation()
+    live = generations.live_generation()
     assert live is not None
     assert len(EntityVector.objects.hashes(live.generation)) == len(TOUR) + 2
 

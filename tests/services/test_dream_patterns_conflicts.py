@@ -10,10 +10,10 @@ import pytest
 
 from dream.conflicts import conflict_candidates, dream_conflicts
 from dream.patterns import dream_patterns
-from graph.indexing import vectors
+from graph.indexing import embedding_pass
 from graph.models import Entity
+from proposals.decisions import proposal_accept, proposal_reject
 from proposals.models import JudgedPair, Proposal, ProposalKind
-from proposals.services import proposal_accept, proposal_reject
 from tests.dreams import CODE_RUN, bare_json, fenced_json, llm_provider
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 from tests.helpers import remember
@@ -140,7 +140,7 @@ def decisions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     remember("deploy", "releases ship every friday afternoon", type="decision")
     # A commit is not a signal type: never a candidate, however close.
     remember("commit-x", "session cache store uses memcached cluster today", type="commit")
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
     return ids("cache-v1", "cache-v2")
 
 

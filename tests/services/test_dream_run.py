@@ -9,12 +9,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from dream.config import config_update
+from core.config_sections import config_update
 from dream.dreamer import dream_run
 from dream.llm.errors import LLMNotConfigured
 from graph.models import Entity, Relation
+from proposals.decisions import proposal_accept, proposal_reject
 from proposals.models import Proposal, ProposalKind, ProposalStatus
-from proposals.services import proposal_accept, proposal_reject
 from tests.dreams import CODE_RUN, DIGEST, bare_json, commits, fenced_json
 from tests.fakes.llm_servers import LLMReply
 from tests.helpers import remember
@@ -262,7 +262,7 @@ def test_the_validator_softens_rejects_or_is_unavailable(llm):
 
 
 def test_semantic_clustering_when_vectors_exist(llm, monkeypatch):
-    from graph.indexing import vectors
+    from graph.indexing import embedding_pass
     from tests.vector_support import use_embedder
 
     use_embedder(monkeypatch, "deterministic")
@@ -271,7 +271,7 @@ def test_semantic_clustering_when_vectors_exist(llm, monkeypatch):
     for i in range(5):
         remember(f"ui-{i}", f"react button styling color theme {i}", type="commit")
     remember("lonely", "totally different words entirely", type="commit")
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
     # One written after the embedding pass has no vector yet: left out, and named.
     Entity.objects.filter(name="lonely").update(embedding_hash="stale")
     from graph.models import EntityVector

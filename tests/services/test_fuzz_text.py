@@ -20,7 +20,7 @@ from graph.models import Entity
 from graph.ops.kit.fields import MAX_QUERY_CHARS
 from graph.ops.recall.access import discard_pending_accesses
 from graph.search import text
-from graph.storage.keyword_index import LIVE_FTS, VOCAB
+from graph.storage.keyword.tables import LIVE_FTS, VOCAB
 from tests.helpers import recall, remember
 
 # Fixed seed, bounded examples: reproducible in CI, still generated (not a fixed table).

@@ -14,7 +14,7 @@ import pytest
 from django.db import connections
 
 from graph.embedding.local import LocalMiniLM
-from graph.indexing import vectors
+from graph.indexing import embedding_pass, generations
 from graph.search.text import embedding_text
 from tests.fakes.embedding_server import FakeEmbeddingServer, Reply
 from tests.helpers import names, recall, remember
@@ -53,7 +53,7 @@ def local_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     use_embedder(monkeypatch, "local")
     for name, observation in CORPUS.items():
         remember(name, observation)
-    report = vectors.embed_pending()
+    report = embedding_pass.embed_pending()
     assert (report.embedded, report.error) == (len(CORPUS), None)
 
 
@@ -87,7 +87,7 @@ def test_turning_embeddings_off_over_an_existing_index_is_not_degraded(
     # Keyword-only is then the configured behaviour, not a failure.
     use_embedder(monkeypatch, "deterministic")
     remember("plain", "keyword only memory about walruses")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
     use_embedder(monkeypatch, "none")
 
     result = recall("walruses")
@@ -99,7 +99,7 @@ def test_turning_embeddings_off_over_an_existing_index_is_not_degraded(
 def test_missing_sqlite_vec_degrades_to_keyword_results(monkeypatch: pytest.MonkeyPatch) -> None:
     use_embedder(monkeypatch, "deterministic")
     remember("plain", "keyword only memory about walruses")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
     # As on a machine where the extension failed to load (core/db sets vec_error).
     monkeypatch.setattr(connections["default"], "vec_error", "simulated: no vec0 module")
 
@@ -115,7 +115,7 @@ def test_with_vectors_built_recall_is_hybrid_and_not_degraded(
     use_embedder(monkeypatch, "deterministic")
     remember("alpha", "walrus colony census")
     remember("beta", "penguin colony census")
-    assert vectors.embed_pending().embedded == 2
+    assert embedding_pass.embed_pending().embedded == 2
 
     result = recall("walrus")
 
@@ -139,7 +139,7 @@ def test_a_failing_provider_degrades_to_keyword_results(
     use_fake_openai(monkeypatch, embedding_server)
     remember("walrus-note", "walruses haul out on the ice")
     remember("other-note", "penguins nest on the rocks")
-    assert vectors.embed_pending().embedded == 2  # the live index is this provider's
+    assert embedding_pass.embed_pending().embedded == 2  # the live index is this provider's
     if "fail" in failure:
         embedding_server.fail_always = failure["fail"]
     else:
@@ -159,7 +159,7 @@ def test_a_live_index_of_another_provider_degrades(
 ) -> None:
     use_embedder(monkeypatch, "deterministic")
     remember("walrus-note", "walruses haul out on the ice")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
     use_fake_openai(monkeypatch, embedding_server)
 
     result = recall("walruses")
@@ -173,7 +173,7 @@ def test_a_live_index_of_another_provider_degrades(
 def test_a_live_index_of_another_width_degrades(monkeypatch: pytest.MonkeyPatch) -> None:
     use_embedder(monkeypatch, "deterministic")
     remember("walrus-note", "walruses haul out on the ice")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
     use_embedder(monkeypatch, "deterministic", dimensions="256")
 
     result = recall("walruses")
@@ -189,7 +189,7 @@ def test_a_provider_now_answering_another_width_degrades(
     # a query vector of the wrong width must not be searched against the live index.
     use_fake_openai(monkeypatch, embedding_server)
     remember("walrus-note", "walruses haul out on the ice")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
     assert live().dimensions == 384
     embedding_server.width = 256
 
@@ -209,7 +209,7 @@ def test_memories_without_vectors_yet_degrade(monkeypatch: pytest.MonkeyPatch) -
 
     result = recall("walruses")
 
-    assert vectors.live_generation() is None
+    assert generations.live_generation() is None
     assert retrieval(result) == ("fts", True)
     assert names(result) == ["walrus-note"]
 
@@ -240,7 +240,7 @@ def test_a_result_found_only_by_meaning_is_labelled_semantic() -> None:
 @pytest.mark.usefixtures("local_corpus")
 def test_keyword_hits_are_labelled_keyword_beside_semantic_ones() -> None:
     remember("pets-policy", "Cats and dogs may come along to the workplace")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
 
     # "Fridays" is a word of `pets`; nothing of `pets-policy` is in the query.
     result = recall("bringing animals to work on Fridays")
@@ -260,7 +260,7 @@ def test_a_query_with_nothing_searchable_returns_nothing_and_embeds_nothing(
 ) -> None:
     use_fake_openai(monkeypatch, embedding_server)
     remember("walrus-note", "walruses haul out on the ice")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
     embedding_server.requests.clear()
     # The wiring does reach the provider for a real query...
     assert retrieval(recall("walruses")) == ("hybrid", False)
@@ -281,7 +281,7 @@ def test_an_empty_query_lists_recent_memories_without_match_and_without_a_vector
     use_fake_openai(monkeypatch, embedding_server)
     remember("older", "first memory")
     remember("newer", "second memory")
-    assert vectors.embed_pending().embedded == 2
+    assert embedding_pass.embed_pending().embedded == 2
     embedding_server.requests.clear()
 
     for result in (recall(), recall("")):
@@ -296,7 +296,7 @@ def test_a_repeated_query_reuses_its_cached_embedding(
 ) -> None:
     use_fake_openai(monkeypatch, embedding_server)
     remember("walrus-note", "walruses haul out on the ice")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
     embedding_server.requests.clear()
 
     first = recall("where do walruses rest")
@@ -331,7 +331,7 @@ def test_a_paraphrase_sharing_no_word_is_found_in_the_top_five(query: str, targe
 def test_an_exact_keyword_match_stays_first_despite_semantic_neighbours() -> None:
     remember("metrics-retention", "Prometheus metrics are stored for two weeks")
     remember("trace-storage", "Distributed traces are sampled and stored in Tempo")
-    assert vectors.embed_pending().embedded == 2
+    assert embedding_pass.embed_pending().embedded == 2
 
     result = recall("how long do we keep observability data in Loki")
 
@@ -360,7 +360,7 @@ def test_filters_apply_to_semantic_results(outside: dict[str, str], inside: dict
         tags=["project:pets"],
     )
     remember("office-hours", "The office opens at eight", tags=["project:office"])
-    assert vectors.embed_pending().embedded == 2
+    assert embedding_pass.embed_pending().embedded == 2
     query = "bringing animals to work"
 
     # Control: with the filter that admits it, the neighbour is found, and only by meaning.
@@ -379,7 +379,7 @@ def test_a_filtered_recall_finds_its_neighbour_behind_many_closer_ones_outside_t
     for i in range(50):
         remember(f"animals-{i}", f"Animals may be brought to work on day {i} of the month")
     remember("pets-policy", "Cats and dogs may come along to the workplace", tags=["team:pets"])
-    assert vectors.embed_pending().embedded == 51
+    assert embedding_pass.embed_pending().embedded == 51
 
     result = recall("bringing animals to work", tag="team:pets")
 
@@ -401,7 +401,7 @@ def test_the_turn_next_to_the_keyword_match_outranks_an_unrelated_one_that_match
     remember("c2", "Caroline: a grey kitten called Luna", tags=["conv:x"])
     remember("d1", "Caroline: the bakery needs volunteers on weekends", tags=["conv:y"])
     remember("d2", "Caroline: a grey kitten called Luna", tags=["conv:y"])
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
 
     ranked = names(recall("what did Caroline adopt from the shelter? Luna"))
 

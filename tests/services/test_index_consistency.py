@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from graph.models import Entity, Observation, Relation, Tag
 from graph.search import text
-from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS, VOCAB
+from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS, VOCAB
 from tests.helpers import remember
 from tests.scenarios import CURRENT_WORDS, REMOVED_WORDS, run_scenario
 

@@ -1,4 +1,4 @@
-"""The raw SQL behind recall (graph/storage/keyword_index.py) returns what the ranking needs."""
+"""The raw SQL behind recall (graph/storage/keyword/retrieval.py) returns what the ranking needs."""
 
 from __future__ import annotations
 

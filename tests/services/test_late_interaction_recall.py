@@ -15,7 +15,7 @@ from django.apps import apps
 from django.utils import timezone
 
 from graph.embedding import provider
-from graph.indexing import vectors
+from graph.indexing import embedding_pass, generations, query_cache
 from graph.models import Entity, EntityVector, MetaEntry, QueryVector
 from graph.search import late_interaction as li
 from tests.helpers import names, recall, remember
@@ -45,7 +45,7 @@ def turns(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     use_embedder(monkeypatch, "local")
     for name, text in TURNS.items():
         remember(name, text, tags=["conv:test"])
-    assert vectors.embed_pending().embedded == len(TURNS)
+    assert embedding_pass.embed_pending().embedded == len(TURNS)
     return dict(Entity.objects.filter(name__in=TURNS).values_list("name", "id"))
 
 
@@ -61,7 +61,7 @@ def test_an_embedder_without_pieces_stores_none_and_leaves_the_ranking_alone(
 ) -> None:
     use_embedder(monkeypatch, "deterministic")
     remember("walrus", "the walrus keeps its tusks clean")
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
 
     assert EntityVector.objects.filter(pieces__isnull=False).count() == 0
     result = recall("walrus tusks")
@@ -116,7 +116,7 @@ def test_the_lift_brings_a_memory_from_below_the_head_into_it(
     use_embedder(monkeypatch, "local")
     for name, text in TIED_TURNS.items():
         remember(name, text, tags=["conv:test"])
-    assert vectors.embed_pending().embedded == len(TIED_TURNS)
+    assert embedding_pass.embed_pending().embedded == len(TIED_TURNS)
 
     lifted = names(recall(TIED_QUESTION, tag="conv:test"))
     monkeypatch.setattr(li, "LIFT_MIN_COVERAGE", 2.0)  # the control: no lift
@@ -142,11 +142,11 @@ def test_the_query_s_pieces_are_shared_with_its_embedding(turns: dict[str, int])
     recall(QUESTION, tag="conv:test")
     embedder = provider.current()
     assert embedder is not None
-    computed = vectors.query_embedding(embedder, QUESTION)
-    assert vectors.flush_shared_query_vectors(force=True) == 1
-    vectors.query_cache_clear()  # a process that never saw the query
+    computed = query_cache.query_embedding(embedder, QUESTION)
+    assert query_cache.flush_shared_query_vectors(force=True) == 1
+    query_cache.query_cache_clear()  # a process that never saw the query
 
-    shared = vectors.known_query_embedding(embedder, QUESTION)
+    shared = query_cache.known_query_embedding(embedder, QUESTION)
 
     assert shared is not None
     np.testing.assert_array_equal(shared.vector, computed.vector)
@@ -156,12 +156,12 @@ def test_the_query_s_pieces_are_shared_with_its_embedding(turns: dict[str, int])
 def test_a_query_shared_before_pieces_existed_is_embedded_again(turns: dict[str, int]) -> None:
     embedder = provider.current()
     assert embedder is not None
-    vector = vectors.query_embedding(embedder, QUESTION).vector
-    vectors.query_cache_clear()
-    key = vectors._shared_key(embedder, QUESTION)
+    vector = query_cache.query_embedding(embedder, QUESTION).vector
+    query_cache.query_cache_clear()
+    key = query_cache._shared_key(embedder, QUESTION)
     QueryVector.objects.store([(key, vector.astype(np.float32).tobytes())], timezone.now())
 
-    assert vectors.known_query_embedding(embedder, QUESTION) is None
+    assert query_cache.known_query_embedding(embedder, QUESTION) is None
     assert names(recall(QUESTION, tag="conv:test"))[0] == "turn-kids-pottery"
 
 
@@ -177,7 +177,7 @@ def test_the_migration_has_the_local_model_s_vectors_computed_again(
     assert set(EntityVector.objects.hashes(gen).values()) == {""}
     assert EntityVector.objects.pending_count(gen) == len(TURNS)
     assert names(recall("pottery", tag="conv:test"))  # the old vectors still answer meanwhile
-    assert vectors.embed_pending().embedded == len(TURNS)
+    assert embedding_pass.embed_pending().embedded == len(TURNS)
     assert EntityVector.objects.hashes(gen) == hashes
     assert len(EntityVector.objects.pieces_of(gen, list(turns.values()))) == len(TURNS)
 
@@ -187,8 +187,8 @@ def test_the_migration_leaves_another_provider_s_vectors_alone(
 ) -> None:
     use_embedder(monkeypatch, "deterministic")
     remember("walrus", "the walrus keeps its tusks clean")
-    vectors.embed_pending()
-    marker = MetaEntry.objects.get(key=vectors.LIVE_KEY).value
+    embedding_pass.embed_pending()
+    marker = MetaEntry.objects.get(key=generations.LIVE_KEY).value
     assert marker["provider"] == "deterministic"
     hashes = EntityVector.objects.hashes(live().generation)
 
@@ -217,6 +217,6 @@ def test_a_memory_holding_a_word_no_other_holds_is_not_moved_below_others(
     use_embedder(monkeypatch, "local")
     for name, memory in RARE_WORDS.items():
         remember(name, *memory["observations"], type=memory["type"])
-    assert vectors.embed_pending().embedded == len(RARE_WORDS)
+    assert embedding_pass.embed_pending().embedded == len(RARE_WORDS)
 
     assert names(recall(query))[0] == answer

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from io import StringIO
 from typing import Any
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from core.errors import InvalidInput
 from graph.models import Entity
@@ -209,28 +205,3 @@ def test_it_refuses_when_no_project_is_known() -> None:
 def test_it_rejects_bad_input(payload: dict[str, Any]) -> None:
     with pytest.raises(InvalidInput):
         LEARN.run(payload, CTX)
-
-
-def test_the_cli_learns_into_the_given_project_and_prints_json() -> None:
-    out = StringIO()
-    call_command(
-        "learn",
-        "--error",
-        "disk full",
-        "--fix",
-        "Pruned logs",
-        "--project",
-        "a/b",
-        "--json",
-        stdout=out,
-    )
-
-    result = json.loads(out.getvalue())
-    assert result["learned"] is True
-    assert "project:a/b" in tags(result["name"])
-    assert lesson(result["name"]).metadata["provenance"] == {"source_host": "cli"}
-
-
-def test_the_cli_rejects_project_with_no_project() -> None:
-    with pytest.raises(CommandError):
-        call_command("learn", "--error", "e", "--fix", "f", "--project", "a", "--no-project")

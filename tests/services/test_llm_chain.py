@@ -4,20 +4,19 @@ row per attempt, secret-redacted; a 400 stops the chain; no provider is llm.not-
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.db import connection
 
-from dream.config import config_update
+from core.config_sections import config_update
 from dream.llm.chain import complete
 from dream.llm.errors import LLMNotConfigured
 from dream.llm.types import LLMRequest, LLMUnavailable
 from proposals.models import LLMAttempt
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("home")]
 
 PRIMARY_KEY = "sk-primary-aaaaaaaaaaaa"
 FALLBACK_KEY = "opaque-fallback-credential-42"
@@ -25,8 +24,7 @@ REQUEST = LLMRequest(flow="dreamer", system="sys", prompt="hello", project="myap
 
 
 @pytest.fixture(autouse=True)
-def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
+def _llm_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(settings, "MEMESH_LLM_TIMEOUT_SECONDS", 0.5)
 
 

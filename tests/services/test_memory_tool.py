@@ -451,6 +451,36 @@ def test_the_indexes_agree_with_the_rows_after_every_command() -> None:
     assert names(recall("n2")) == ["n2"]
 
 
+def test_an_edit_is_found_by_recall_by_its_words_and_carries_provenance_like_any_write() -> None:
+    ok("create", path="/memories/team/deploys.md", file_text="we ship on fridays\nrollback: manual")
+    ok("str_replace", path="/memories/team/deploys.md", old_str="fridays", new_str="quokkadays")
+    [found] = recall("quokkadays")["entities"]
+    assert found["name"] == "deploys"
+    assert found["match"]["source"] == "keyword"
+    assert found["observations"] == ["we ship on quokkadays", "rollback: manual"]
+    # Created as any unsourced remember creates: the host stamped, a hypothesis, one
+    # `remember` event; the edit keeps the previous lines as remember's `replace` does.
+    assert found["metadata"]["provenance"] == {"source_host": "memory-tool"}
+    assert found["trust"]["status"] == "hypothesis"
+    assert found["replaced_history_count"] == 1
+    metadata = Entity.objects.get(name="deploys").metadata
+    assert [e["action"] for e in metadata["trust_history"]] == ["remember"]
+    assert metadata["replaced_history"][0]["observations"] == [
+        "we ship on fridays",
+        "rollback: manual",
+    ]
+    assert names(recall("fridays")) == []
+
+
+def test_overwriting_a_file_keeps_the_previous_lines_and_an_insert_keeps_none() -> None:
+    remember("m", "old line")
+    ok("insert", path="/memories/personal/m.md", insert_line=0, insert_text="added")
+    assert "replaced_history" not in Entity.objects.get(name="m").metadata
+    ok("create", path="/memories/personal/m.md", file_text="new line")
+    history = Entity.objects.get(name="m").metadata["replaced_history"]
+    assert [v["observations"] for v in history] == [["added", "old line"]]
+
+
 # --- refusals (the reference's table) ----------------------------------------------------------
 
 

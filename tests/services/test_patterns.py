@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from io import StringIO
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 
 from core.errors import InvalidInput
 from graph.models import Entity
 from graph.ops.user_patterns import USER_PATTERNS, UserPatternsOutput, render_markdown
-from graph.project import project_id
 from tests.helpers import CTX, forget, remember
 
 pytestmark = pytest.mark.django_db
@@ -198,16 +194,3 @@ def test_markdown_has_a_section_per_requested_category(local_zone: Any) -> None:
     assert partial.splitlines()[2] == "Scope: every project's memories"
     assert partial.splitlines()[4] == "## Workflow"
     assert "## Work schedule" not in partial
-
-
-def test_the_cli_prints_json_or_markdown() -> None:
-    remember("d", "x", type="decision")
-    out = StringIO()
-    call_command("patterns", "--json", "--category", "focusAreas", stdout=out)
-    printed = json.loads(out.getvalue())
-    assert printed.pop("scope")["project"] == project_id()  # the working directory's project
-    assert printed == {"focusAreas": [{"type": "decision", "count": 1}]}
-
-    out = StringIO()
-    call_command("patterns", stdout=out)
-    assert out.getvalue().startswith("# User work patterns")

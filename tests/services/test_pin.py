@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
-from io import StringIO
-
 import pytest
-from django.core.management import call_command
 
 from core.errors import InvalidInput
 from graph.models import Entity
@@ -76,25 +72,3 @@ def test_an_unknown_name_answers_found_false_and_creates_nothing() -> None:
 def test_a_name_is_required() -> None:
     with pytest.raises(InvalidInput):
         PIN.run({}, CTX)
-
-
-def test_the_cli_pins_and_unpins_with_json_output() -> None:
-    remember("auth-decision", "Chose JWT")
-    out = StringIO()
-
-    call_command("pin", "--name", "auth-decision", "--json", stdout=out)
-    assert json.loads(out.getvalue()) == {"name": "auth-decision", "pinned": True, "found": True}
-    assert is_pinned(stored("auth-decision"))
-
-    out = StringIO()
-    call_command("unpin", "--name", "auth-decision", stdout=out)
-    assert "Unpinned: auth-decision" in out.getvalue()
-    assert not is_pinned(stored("auth-decision"))
-
-
-def test_the_cli_reports_an_unknown_name_without_failing() -> None:
-    out = StringIO()
-
-    call_command("pin", "--name", "nope", stdout=out)  # raises on a non-zero exit
-
-    assert "not found" in out.getvalue()

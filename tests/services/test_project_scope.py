@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from graph.indexing import vectors
+from graph.indexing import embedding_pass
 from graph.models import Entity
 from graph.ops.kit.operation import CallContext
 from graph.ops.kit.scope import ReadScope, read_scope
 from graph.ops.registry import OPERATIONS
-from graph.storage import keyword_index
+from graph.storage import entity_filters
 from tests.helpers import names, remember
 from tests.vector_support import use_embedder
 
@@ -176,7 +176,7 @@ def test_hybrid_recall_finds_only_in_scope_neighbours(monkeypatch: pytest.Monkey
     for n in range(30):
         remember(f"beta-{n}", f"kubernetes rollout {n}", tags=[f"project:{BETA}"])
     remember("alpha-k8s", "kubernetes rollout alpha", tags=[f"project:{ALPHA}"])
-    assert vectors.embed_pending().error is None
+    assert embedding_pass.embed_pending().error is None
 
     result = recall(IN_ALPHA, "kubernetes rollout")
 
@@ -209,8 +209,8 @@ def test_scoped_ids_are_listed_again_after_any_write() -> None:
     assert not connection.in_atomic_block
     remember("a", "one", tags=[f"project:{ALPHA}"])
     first = Entity.objects.scoped_ids(project=ALPHA)
-    assert keyword_index._scoped_ids_kept().ids == {
-        keyword_index.EntityFilters(project=ALPHA): tuple(first)
+    assert entity_filters._scoped_ids_kept().ids == {
+        entity_filters.EntityFilters(project=ALPHA): tuple(first)
     }
     assert first == Entity.objects.scoped_ids(project=ALPHA)
     remember("loose", "no project")

@@ -9,9 +9,10 @@ import pytest
 from django.apps import apps
 
 from graph.models import Entity
+from proposals.decisions import proposal_reject
 from proposals.models import Proposal, ProposalKind
 from proposals.selectors import sources_state
-from proposals.services import proposal_reject, proposal_stage
+from proposals.staging import proposal_stage
 from tests.dreams import commits
 
 pytestmark = pytest.mark.django_db

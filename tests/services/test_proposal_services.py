@@ -9,10 +9,11 @@ import pytest
 
 from core.errors import InvalidInput, NotFound, OperationFailed
 from graph.models import Entity, Relation, Status
-from graph.storage.keyword_index import ARCHIVED_FTS, LIVE_FTS
+from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS
+from proposals.decisions import proposal_accept, proposal_reject
 from proposals.models import Proposal, ProposalKind, ProposalReview, ProposalStatus
 from proposals.selectors import proposal_detail, proposal_list, proposal_sources
-from proposals.services import proposal_accept, proposal_reject, proposal_stage
+from proposals.staging import proposal_stage
 from tests.helpers import forget, names, recall, remember
 from tests.rest import fts_count
 
@@ -333,9 +334,9 @@ def test_missing_proposals_are_not_found():
 def test_a_failure_mid_accept_leaves_the_graph_and_the_proposal_as_they_were(monkeypatch):
     ids = commits(5)
     proposal = digest(ids)
-    from proposals import services
+    from proposals import appliers
 
-    real = services.entity_forget
+    real = appliers.entity_forget
     calls: list[Any] = []
 
     def failing(**kwargs: Any) -> Any:
@@ -344,7 +345,7 @@ def test_a_failure_mid_accept_leaves_the_graph_and_the_proposal_as_they_were(mon
             raise RuntimeError("disk full")
         return real(**kwargs)
 
-    monkeypatch.setattr(services, "entity_forget", failing)
+    monkeypatch.setattr(appliers, "entity_forget", failing)
     with pytest.raises(RuntimeError):
         proposal_accept(proposal.pk, channel="api")
 

@@ -1,5 +1,5 @@
 """A recall query's embedding is shared by the processes of one database
-(graph/storage/query_vectors.py, graph/indexing/vectors.py): a query another process embedded
+(graph/storage/query_vectors.py, graph/indexing/query_cache.py): a query another process embedded
 is not embedded again, the table holds no query text, and it keeps the newest rows only."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from graph.embedding import provider
-from graph.indexing import vectors
+from graph.indexing import embedding_pass, query_cache
 from graph.models import QueryVector
 from graph.storage import query_vectors
 from tests.helpers import recall, remember
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 def _deterministic(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     use_embedder(monkeypatch, "deterministic")
     yield
-    vectors.query_cache_clear()
+    query_cache.query_cache_clear()
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def embedded(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
 def _seed() -> None:
     remember("walrus-notes", "the walrus keeps its tusks clean")
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
 
 
 def test_a_query_embedded_once_is_not_embedded_again_by_a_fresh_process(
@@ -54,8 +54,8 @@ def test_a_query_embedded_once_is_not_embedded_again_by_a_fresh_process(
     _seed()
     first = recall("walrus tusks")
     assert first["retrieval"]["mode"] == "hybrid"
-    assert vectors.flush_shared_query_vectors(force=True) == 1  # queued by that recall
-    vectors.query_cache_clear()  # what a process that never saw the query holds
+    assert query_cache.flush_shared_query_vectors(force=True) == 1  # queued by that recall
+    query_cache.query_cache_clear()  # what a process that never saw the query holds
     embedded.clear()
 
     again = recall("walrus tusks")
@@ -74,14 +74,14 @@ def test_a_shared_vector_ranks_exactly_as_a_fresh_embedding(
 ) -> None:
     # The keyword candidates are weighed for fusion whichever way the query's vector came:
     # ranked without that weighing, partial matches would be scored as whole ones.
-    monkeypatch.setattr(vectors, "SHARE_AFTER_SECONDS", 0.0)
+    monkeypatch.setattr(query_cache, "SHARE_AFTER_SECONDS", 0.0)
     remember("walrus-tusks", "the walrus keeps its tusks clean on the ice")
     remember("walrus-only", "a walrus sleeps")
     remember("tusks-only", "elephant tusks are ivory")
     remember("ice-only", "the ice shelf breaks in spring")
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
     fresh = recall("walrus tusks ice")
-    vectors.query_cache_clear()
+    query_cache.query_cache_clear()
     embedded.clear()
 
     shared = recall("walrus tusks ice")
@@ -93,7 +93,7 @@ def test_a_shared_vector_ranks_exactly_as_a_fresh_embedding(
 def test_the_shared_row_is_the_vector_under_a_hash_not_the_query(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(vectors, "SHARE_AFTER_SECONDS", 0.0)
+    monkeypatch.setattr(query_cache, "SHARE_AFTER_SECONDS", 0.0)
     _seed()
     recall("walrus tusks")
 
@@ -109,32 +109,32 @@ def test_the_shared_row_is_the_vector_under_a_hash_not_the_query(
 def test_another_model_or_width_does_not_read_the_row(
     monkeypatch: pytest.MonkeyPatch, embedded: list[list[str]]
 ) -> None:
-    monkeypatch.setattr(vectors, "SHARE_AFTER_SECONDS", 0.0)
+    monkeypatch.setattr(query_cache, "SHARE_AFTER_SECONDS", 0.0)
     _seed()
     recall("walrus tusks")
     embedder = provider.current()
     assert embedder is not None
-    vectors.query_cache_clear()
+    query_cache.query_cache_clear()
 
     monkeypatch.setattr(type(embedder), "identity", property(lambda self: "another/model"))
-    assert vectors.known_query_vector(embedder, "walrus tusks") is None
+    assert query_cache.known_query_vector(embedder, "walrus tusks") is None
     monkeypatch.undo()
-    assert vectors.known_query_vector(embedder, "walrus tusks") is not None
+    assert query_cache.known_query_vector(embedder, "walrus tusks") is not None
 
 
 def test_writes_wait_for_a_second_or_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(vectors, "SHARE_AT_PENDING", 3)
+    monkeypatch.setattr(query_cache, "SHARE_AT_PENDING", 3)
     embedder = provider.current()
     assert embedder is not None
-    vectors.query_vector(embedder, "one", share=True)
-    vectors.query_vector(embedder, "two", share=True)
-    assert vectors.flush_shared_query_vectors() == 0  # under a second, under the batch
-    vectors.query_vector(embedder, "three", share=True)
-    vectors.query_vector(embedder, "three", share=True)  # a repeat from the cache: queued once
+    query_cache.query_vector(embedder, "one", share=True)
+    query_cache.query_vector(embedder, "two", share=True)
+    assert query_cache.flush_shared_query_vectors() == 0  # under a second, under the batch
+    query_cache.query_vector(embedder, "three", share=True)
+    query_cache.query_vector(embedder, "three", share=True)  # a repeat from the cache: queued once
 
-    assert vectors.flush_shared_query_vectors() == 3
+    assert query_cache.flush_shared_query_vectors() == 3
     assert QueryVector.objects.count() == 3
-    assert vectors.flush_shared_query_vectors(force=True) == 0
+    assert query_cache.flush_shared_query_vectors(force=True) == 0
 
 
 def test_the_table_keeps_the_newest_rows(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
-from io import StringIO
 from typing import Any
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from core.errors import InvalidInput
 from graph.models import MetaEntry
@@ -188,46 +184,3 @@ def test_freshness_is_stale_after_72_hours_and_unknown_without_a_plausible_time(
     assert task_state_freshness(at(now + timedelta(days=1)), now) == "unknown"
     assert task_state_freshness({"goal": "G"}, now) == "unknown"
     assert task_state_freshness({"goal": "G", "updated_at": "yesterday"}, now) == "unknown"
-
-
-# --- CLI ------------------------------------------------------------------------------------
-
-
-def cli(*args: str) -> str:
-    out = StringIO()
-    call_command("task", *args, stdout=out)
-    return out.getvalue()
-
-
-def test_the_cli_records_and_prints_json() -> None:
-    result = json.loads(cli("--project", "a/b", "--goal", "G", "--next", "N", "--json"))
-
-    assert result["changed"] == ["goal", "next"]
-    assert read_task_state("a/b")["next"] == "N"  # type: ignore[index]
-
-
-def test_the_cli_clears_with_an_empty_value_and_shows_the_state() -> None:
-    cli("--project", "a/b", "--goal", "G", "--blocked", "CI")
-
-    text = cli("--project", "a/b", "--blocked", "")
-
-    assert "Updated: blocked" in text
-    assert "goal: G" in text
-    assert "blocked" not in read_task_state("a/b")  # type: ignore[operator]
-
-
-def test_the_cli_flags_a_stale_state_but_still_shows_it() -> None:
-    cli("--project", "a/b", "--goal", "G")
-    entry = MetaEntry.objects.get(key=state_key("a/b"))
-    entry.value = {**entry.value, "updated_at": "2020-01-01T00:00:00.000Z"}
-    entry.save()
-
-    text = cli("--project", "a/b")
-
-    assert "stale" in text
-    assert "goal: G" in text
-
-
-def test_the_cli_rejects_bad_input_with_a_command_error() -> None:
-    with pytest.raises(CommandError):
-        cli("--project", "a/b", "--goal", "x" * 10_001)

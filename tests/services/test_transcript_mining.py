@@ -13,14 +13,14 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from core.config_sections import config_update
 from dream import mining_state
-from dream.config import config_update
 from dream.llm.errors import LLMNotConfigured
 from dream.transcript_mining import transcripts_mine
 from graph.models import Entity
 from graph.project import project_id
+from proposals.decisions import proposal_accept, proposal_reject
 from proposals.models import Proposal, ProposalKind
-from proposals.services import proposal_accept, proposal_reject
 from tests.dreams import fenced_json
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 from tests.helpers import remember

@@ -17,8 +17,9 @@ from graph.ops.kit.operation import CallContext
 from graph.ops.memory_list import MemoryListInput, memory_list
 from graph.ops.observe import ObserveInput, memory_observe
 from graph.ops.registry import OPERATIONS
+from proposals.decisions import proposal_accept
 from proposals.models import ProposalKind
-from proposals.services import proposal_accept, proposal_stage
+from proposals.staging import proposal_stage
 from tests.helpers import CTX, forget, names, recall, remember, stored
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from graph.indexing import vectors
+from graph.indexing import embedding_pass
 from graph.ops.briefing import briefing_index, build_briefing
 from graph.ops.bundle.exporter import ExportInput, bundle_export
 from graph.ops.memory_list import MemoryListInput, memory_list
@@ -121,7 +121,7 @@ def test_a_note_found_only_by_meaning_expires_too(monkeypatch: pytest.MonkeyPatc
     use_embedder(monkeypatch, "local")
     remember("office-kitchen", "The office coffee machine is on the third floor", ttl_hours=1)
     remember("parking", "Visitor parking is behind building B")
-    assert vectors.embed_pending().embedded == 2
+    assert embedding_pass.embed_pending().embedded == 2
     now = timezone.now()
     query = "where is the caffeine dispenser?"
 

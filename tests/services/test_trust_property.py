@@ -24,15 +24,16 @@ from core.errors import MemeshError
 from graph.models import Entity, Relation, Status
 from graph.ops.kit.operation import CallContext
 from graph.ops.registry import OPERATIONS
+from proposals.decisions import proposal_accept
 from proposals.models import ProposalKind
-from proposals.services import proposal_accept, proposal_stage
+from proposals.staging import proposal_stage
 
 pytestmark = pytest.mark.django_db
 
 CTX = CallContext(source_host="property")
 # Few names, so that steps meet on the same memories (a second remember, an import over it).
 STATED = ["a", "b", "c"]
-# Accepted proposals are named "summary", "summary-2", ... (proposals.services._free_name):
+# Accepted proposals are named "summary", "summary-2", ... (proposals.appliers._free_name):
 # later steps may remember into, observe, import over or summarise those too.
 DERIVED = ["summary", "summary-2"]
 NAMES = st.sampled_from(STATED + DERIVED)

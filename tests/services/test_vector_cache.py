@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from graph.embedding.deterministic import DeterministicEmbedder
-from graph.indexing import vectors
+from graph.indexing import embedding_pass, generations
 from graph.models import EntityVector
 from graph.storage import vector_cache
 from graph.storage.vector_cache import coarse_candidates, sign_bits
@@ -52,7 +52,7 @@ def test_sign_bits_pack_each_sign_into_64_bit_words() -> None:
 
 def test_the_first_search_asks_sqlite_vec_and_later_ones_use_the_copy() -> None:
     remember("a", "alpha notes")
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
     gen = live()
     query = DeterministicEmbedder().embed(["alpha"])[0]
 
@@ -64,13 +64,13 @@ def test_the_first_search_asks_sqlite_vec_and_later_ones_use_the_copy() -> None:
 
 def _random_vectors(
     n: int, seed: int
-) -> tuple[vectors.Generation, dict[int, np.ndarray], np.ndarray]:
+) -> tuple[generations.Generation, dict[int, np.ndarray], np.ndarray]:
     """n memories whose stored vectors are random unit vectors: (live generation, vectors by
     entity id, a random query). The copy is not built yet (sqlite-vec answers first)."""
     rng = np.random.default_rng(seed)
     for i in range(n):
         remember(f"m{i}", f"memory {i}")
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
     gen = live()
     ids = [entity_id(f"m{i}") for i in range(n)]
     stored = dict(zip(ids, _unit(rng, n), strict=True))
@@ -112,7 +112,7 @@ def test_a_scoped_search_of_the_copy_ranks_only_the_scope() -> None:
 
 def test_the_copy_follows_new_changed_and_archived_memories() -> None:
     remember("a", "alpha notes")
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
     gen = live()
     embed = DeterministicEmbedder().embed
     coarse_candidates(gen.generation, gen.created_at, embed(["x"])[0], 5)
@@ -120,7 +120,7 @@ def test_the_copy_follows_new_changed_and_archived_memories() -> None:
 
     remember("b", "bravo notes")  # new
     remember("a", "zulu appendix")  # changed: re-embedded into a new row
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
     near_b = EntityVector.objects.nearest(
         gen.generation, embed(["bravo notes"])[0], k=1, coarse=5, token=gen.created_at
     )
@@ -146,7 +146,7 @@ def test_with_keep_the_copy_returns_the_best_by_cosine_best_first() -> None:
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa", "lambda"]
     for n, word in enumerate(words):
         remember(f"m{n}", f"{word} notes about {words[(n + 3) % len(words)]} and more")
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
     gen = live()
     query = DeterministicEmbedder().embed(["alpha gamma notes"])[0]
     stored = EntityVector.objects.floats(gen.generation, [entity_id(f"m{n}") for n in range(9)])
@@ -159,14 +159,14 @@ def test_with_keep_the_copy_returns_the_best_by_cosine_best_first() -> None:
 def test_a_re_embedded_memory_is_re_ranked_by_its_new_vector() -> None:
     remember("a", "gamma notes")
     remember("b", "beta notes")
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
     gen = live()
     query = DeterministicEmbedder().embed(["gamma"])[0]
     coarse_candidates(gen.generation, gen.created_at, query, 400, keep=1)  # the first search
     assert coarse_candidates(gen.generation, gen.created_at, query, 400, keep=1) == [entity_id("a")]
 
     remember("b", "gamma", replace=True)
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
 
     assert coarse_candidates(gen.generation, gen.created_at, query, 400, keep=1) == [entity_id("b")]
 
@@ -175,14 +175,14 @@ def test_the_copy_stays_exact_while_vectors_arrive_a_few_at_a_time() -> None:
     # The backlog's vectors reach the copy between searches: the copy grows in place past
     # its capacity (64, then 128 rows) and still ranks every row it holds.
     remember("m0", "memory 0")
-    vectors.embed_pending()
+    embedding_pass.embed_pending()
     gen = live()
     query = DeterministicEmbedder().embed(["memory 77 notes"])[0]
     coarse_candidates(gen.generation, gen.created_at, query, 10)  # sqlite-vec's turn
     for start in range(1, 150, 9):
         for i in range(start, start + 9):
             remember(f"m{i}", f"memory {i} notes")
-        vectors.embed_pending()
+        embedding_pass.embed_pending()
         assert coarse_candidates(gen.generation, gen.created_at, query, 10) is not None
     ids = [entity_id(f"m{i}") for i in range(154)]
     stored = EntityVector.objects.floats(gen.generation, ids)

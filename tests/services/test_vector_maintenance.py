@@ -14,7 +14,7 @@ import pytest
 from django.db import transaction
 
 from graph import doctor
-from graph.indexing import vectors
+from graph.indexing import embedding_pass
 from graph.models import Entity, EntityVector
 from graph.search.text import embedding_text
 from tests.fakes.embedding_server import FakeEmbeddingServer, Reply
@@ -149,7 +149,7 @@ def test_forget_removes_the_vector_in_the_same_transaction(
 ) -> None:
     remember("walrus-note", "walruses haul out on the ice")
     remember("keeper", "penguins nest on the rocks")
-    assert vectors.embed_pending().embedded == 2
+    assert embedding_pass.embed_pending().embedded == 2
 
     # Rolled back with the archive: the vector comes back with the active entity.
     with pytest.raises(RuntimeError), transaction.atomic():
@@ -171,7 +171,7 @@ def test_forget_removes_the_vector_in_the_same_transaction(
 @pytest.mark.django_db
 def test_supersedes_removes_the_targets_vector(embedding_server: FakeEmbeddingServer) -> None:
     remember("old-decision", "we deploy on fridays")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
 
     result = remember(
         "new-decision",
@@ -181,7 +181,9 @@ def test_supersedes_removes_the_targets_vector(embedding_server: FakeEmbeddingSe
 
     assert result["superseded"] == ["old-decision"]
     assert_no_vector("old-decision")
-    assert vectors.embed_pending().embedded == 1  # the new one; the archived one is not pending
+    assert (
+        embedding_pass.embed_pending().embedded == 1
+    )  # the new one; the archived one is not pending
     assert set(live_hashes()) == {entity_id("new-decision")}
 
 
@@ -193,7 +195,7 @@ def test_recall_finds_keyword_matches_while_vectors_are_pending(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     remember("walrus-note", "walruses haul out on the ice")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
     remember("fresh-note", "narwhals carry a long tusk")  # no vector yet
     remember("walrus-note", "they dive for clams")  # its vector is now stale
 
@@ -215,8 +217,8 @@ def test_a_provider_failure_mid_pass_leaves_nothing_half_written(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     remember("seed", "the index exists")
-    assert vectors.embed_pending().embedded == 1
-    batch = vectors.EMBED_BATCH
+    assert embedding_pass.embed_pending().embedded == 1
+    batch = embedding_pass.EMBED_BATCH
     for i in range(batch + 8):
         remember(f"note-{i:02d}", f"observation number {i}")
     # The first batch is answered, the second refused.
@@ -225,7 +227,7 @@ def test_a_provider_failure_mid_pass_leaves_nothing_half_written(
         Reply(status=401, json={"error": {"message": "key revoked"}}),
     ]
 
-    report = vectors.embed_pending()
+    report = embedding_pass.embed_pending()
 
     assert (report.embedded, report.failed) == (batch, 8)
     assert report.error is not None and report.error.startswith("auth:")
@@ -245,7 +247,7 @@ def test_a_provider_failure_mid_pass_leaves_nothing_half_written(
     assert checks["vector index"].data is not None and checks["vector index"].data["pending"] == 8
 
     # The next pass catches up and clears the error.
-    retry = vectors.embed_pending()
+    retry = embedding_pass.embed_pending()
     assert (retry.embedded, retry.error) == (8, None)
     assert last_embedding_error() is None
     assert EntityVector.objects.pending_count(gen) == 0
@@ -254,11 +256,11 @@ def test_a_provider_failure_mid_pass_leaves_nothing_half_written(
 @pytest.mark.django_db
 def test_a_reply_of_the_wrong_shape_writes_nothing(embedding_server: FakeEmbeddingServer) -> None:
     remember("seed", "the index exists")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
     remember("walrus-note", "walruses haul out on the ice")
     embedding_server.width = 128  # the provider changed width under the live index
 
-    report = vectors.embed_pending()
+    report = embedding_pass.embed_pending()
 
     assert report.embedded == 0 and report.error is not None
     assert report.error.startswith("bad_response:")

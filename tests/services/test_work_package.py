@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from core import paths
+from core import fence, paths
 from core.errors import MemeshError
 from dream import prompts
 from dream.dreamer import MAX_CLUSTER
@@ -21,8 +21,8 @@ from dream.work_package import WORK_PACKAGE
 from dream.work_package_sources import MAX_TRANSCRIPT_CHARS, MAX_TRANSCRIPT_TURNS
 from graph.models import Entity
 from graph.ops.kit.operation import CallContext
+from proposals.decisions import proposal_reject
 from proposals.models import Proposal, ProposalKind, ProposalStatus
-from proposals.services import proposal_reject
 from tests.dreams import commits
 from tests.helpers import remember
 from tests.transcripts import PASTED_KEY, SESSION_IDS, append_turns, install
@@ -110,7 +110,9 @@ def test_a_digest_package_is_the_week_of_episodic_memories_fenced_and_masked() -
     assert package["items"] == 7
     assert all(name in package["material"] for name in names)
     assert "alpha-decision" not in package["material"]
-    assert prompts.UNTRUSTED_PREAMBLE in package["material"] and "```text" in package["material"]
+    assert (
+        fence.PROMPT_MEMORIES_PREAMBLE in package["material"] and "```text" in package["material"]
+    )
     assert PASTED_KEY not in json.dumps(out)
     assert "[secret: " in package["material"]
     assert package["result_schema"]["required"] == ["name", "observations"]
@@ -275,7 +277,7 @@ def test_a_transcript_package_is_the_newest_session_under_the_one_root(
     # secret.jsonl's last turn is later than decisions.jsonl's: it is the newest session.
     assert package["package_id"] == f"transcript:{SESSION_IDS['secret']}:0-3"
     assert package["items"] == 3
-    assert prompts.TRANSCRIPT_PREAMBLE in package["material"]
+    assert fence.PROMPT_TRANSCRIPT_PREAMBLE in package["material"]
     assert "set the embedder key separately" in package["material"]
     assert PASTED_KEY not in json.dumps(out)
     assert package["result_schema"]["required"] == ["type", "name", "observations"]

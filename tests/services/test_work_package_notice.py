@@ -15,8 +15,8 @@ from django.conf import settings
 from api.hooks.payload import HookPayload
 from api.hooks.session_start import handle
 from api.hooks.work_package_notice import HEADING
+from core.config_sections import config_update
 from core.config_store import config_path
-from dream.config import config_update
 from graph.ops.briefing import build_briefing
 from graph.project import project_id
 from tests.dreams import commits

@@ -9,8 +9,10 @@ from collections.abc import Iterator
 import pytest
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
+from django.test import Client
 
 from api.edge import remote_auth
+from tests.dreams import make_user
 
 
 @pytest.fixture
@@ -25,6 +27,14 @@ def keep_test_connection() -> Iterator[None]:
     finally:
         request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def reviewer_client() -> Client:
+    """A test client logged in as "rita", a staff user who may review proposals."""
+    client = Client()
+    client.force_login(make_user("rita", review=True))
+    return client
 
 
 @pytest.fixture

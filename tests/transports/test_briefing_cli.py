@@ -1,5 +1,6 @@
-"""`memesh briefing --index` and the `briefing` level setting from the command line: output, the
-precedence of --level over the setting, and the exit codes (docs/operations.md)."""
+"""`memesh briefing` from the command line: the block or JSON for a project (by default the
+working directory's), --index, the `briefing` level setting and the precedence of --level over
+it, and the exit codes (docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -9,24 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from core.fence import MEMORY_PREAMBLE
 from graph.models import Entity
-from graph.ops.briefing.render import PREAMBLE
+from graph.project import project_id
 from tests.helpers import remember
 from tests.processes import memesh_env, run_python
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("home")]
 
 P = "acme/app"
 TAG = f"project:{P}"
-
-
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
-    return tmp_path
 
 
 def run(*args: str) -> tuple[str, str]:
@@ -44,6 +39,25 @@ def failing(*args: str) -> tuple[int, dict[str, Any]]:
     return int(exc.value.code or 0), json.loads(err.getvalue())
 
 
+def test_cli_prints_the_block_or_json_for_the_named_project() -> None:
+    remember("ours", "our fact", tags=[TAG], source="test fixture")  # a fact, not a hypothesis
+
+    out = StringIO()
+    call_command("briefing", "--project", P, "--json", "--level", "standard", stdout=out)
+    data = json.loads(out.getvalue())
+    assert data["project"] == P and data["level"] == "standard" and data["entityCount"] == 1
+
+    plain = StringIO()
+    call_command("briefing", "--project", P, stdout=plain)
+    assert plain.getvalue().startswith(MEMORY_PREAMBLE) and "our fact" in plain.getvalue()
+
+
+def test_cli_defaults_to_the_working_directorys_project() -> None:
+    out = StringIO()
+    call_command("briefing", "--json", stdout=out, stderr=StringIO())
+    assert json.loads(out.getvalue())["project"] == project_id()
+
+
 def test_index_prints_only_the_fenced_index_with_handles() -> None:
     remember("fact", "The cache lives in /var/cache/app", tags=[TAG], source="ops/README")
     remember("commit", "fix typo", type="commit", tags=[TAG])
@@ -52,7 +66,7 @@ def test_index_prints_only_the_fenced_index_with_handles() -> None:
     text, _ = run("--index", "--project", P)
     data = json.loads(run("--index", "--project", P, "--json")[0])
 
-    assert text.startswith(PREAMBLE)
+    assert text.startswith(MEMORY_PREAMBLE)
     assert f"- [note] The cache lives in /var/cache/app {handle}" in text
     assert "fix typo" not in text and "Decisions and direction" not in text
     assert data == {"project": P, "text": text.rstrip("\n"), "entityCount": 1, "truncated": False}

@@ -1,4 +1,4 @@
-"""GET/POST /v1/config and POST /v1/config/test (dream/config.py, dream/llm/probe.py)."""
+"""GET/POST /v1/config and POST /v1/config/test (core/config_sections.py, dream/llm/probe.py)."""
 
 from __future__ import annotations
 
@@ -10,23 +10,21 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from dream.config import config_load, config_update
+from core.config_sections import config_load, config_update
 from graph.embedding.config import load_config
 from tests.fakes.llm_servers import FakeLLMServer
 from tests.helpers import remember
 from tests.rest import assert_error, assert_ok, post_json
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("home")]
 
 KEY = "sk-primary-0123456789"
 OTHER = "sk-other-abcdefghijkl"
 
 
 @pytest.fixture(autouse=True)
-def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
+def _llm_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(settings, "MEMESH_LLM_TIMEOUT_SECONDS", 2.0)
-    return tmp_path
 
 
 # --- GET / POST /v1/config ---------------------------------------------------------------------
@@ -54,7 +52,7 @@ def test_get_masks_every_key_and_reports_capabilities(client) -> None:
     assert got["capabilities"]["fts5"] is True
 
 
-def test_post_is_a_partial_update_that_answers_masked(client, _home: Path) -> None:
+def test_post_is_a_partial_update_that_answers_masked(client, home: Path) -> None:
     assert_ok(post_json(client, "config", {"llm": {"provider": "openai", "apiKey": KEY}}))
 
     updated = assert_ok(post_json(client, "config", {"language": "繁體中文", "autoCapture": False}))
@@ -64,9 +62,9 @@ def test_post_is_a_partial_update_that_answers_masked(client, _home: Path) -> No
         "language": "繁體中文",
         "autoCapture": False,
     }
-    stored = json.loads((_home / "config.json").read_text())
+    stored = json.loads((home / "config.json").read_text())
     assert stored["llm"]["apiKey"] == KEY
-    assert stat.S_IMODE(os.stat(_home / "config.json").st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(home / "config.json").st_mode) == 0o600
     # null removes a key; the primary key survives an update that omits it (same provider).
     assert_ok(
         post_json(client, "config", {"language": None, "llm": {"provider": "openai", "model": "x"}})

@@ -7,21 +7,15 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from dream.config import config_load
+from core.config_sections import config_load
 from tests.processes import memesh_env, run_python
 
-pytestmark = pytest.mark.django_db  # `list` reports capabilities, which open the database
+# `list` reports capabilities, which open the database.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("home")]
 
 KEY = "sk-cli-secret-0123456789"
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
-    return tmp_path
 
 
 def run(*args: str) -> str:
@@ -30,7 +24,7 @@ def run(*args: str) -> str:
     return out.getvalue()
 
 
-def test_set_parses_json_values_and_keeps_strings(_home: Path) -> None:
+def test_set_parses_json_values_and_keeps_strings(home: Path) -> None:
     run("set", "llm", json.dumps({"provider": "openai", "apiKey": KEY}))
     run("set", "autoCapture", "false")
     run("set", "sessionLimit", "20")

@@ -5,15 +5,13 @@ permission), each page showing what its operation returns, the htmx partials, an
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
-from dream import config
+from core import config_sections as config
 from dream.demo import demo_entity_ids
 from graph.models import Entity, Status
 from graph.ops.pin import PIN_KEY
@@ -22,23 +20,10 @@ from tests.dreams import make_user, stage_digest
 from tests.fakes.llm_servers import FakeLLMServer
 from tests.helpers import remember, remember_commit, stored
 
-pytestmark = pytest.mark.django_db
+# A config.json of each test's own: the settings tests write one.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("home")]
 
 PAGES = ["home", "memories", "project", "graph", "settings"]
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A config.json of each test's own: the settings tests write one."""
-    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
-    return tmp_path
-
-
-@pytest.fixture
-def reviewer_client() -> Client:
-    client = Client()
-    client.force_login(make_user("rita", review=True))
-    return client
 
 
 def text_of(response: Any) -> str:

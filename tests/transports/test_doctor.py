@@ -16,10 +16,10 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
+from core.config_sections import config_update
 from dream import mining_state
-from dream.config import config_update
 from graph.embedding import provider
-from graph.indexing import vectors
+from graph.indexing import embedding_pass, generations
 from tests.fakes.embedding_server import FakeEmbeddingServer
 from tests.helpers import remember
 from tests.processes import memesh_env, run_python
@@ -54,16 +54,16 @@ def test_doctor_reports_provider_probe_generation_pending_and_staging(
     use_embedder(monkeypatch, "deterministic")
     for i in range(3):
         remember(f"embedded-{i}", f"embedded memory {i}")
-    assert vectors.embed_pending().embedded == 3
+    assert embedding_pass.embed_pending().embedded == 3
     for i in range(2):
         remember(f"waiting-{i}", f"memory still waiting {i}")
-    live = vectors.live_generation()
+    live = generations.live_generation()
     assert live is not None
     # A half-built generation, as an interrupted reindex leaves it.
     embedder = provider.current()
     assert embedder is not None
-    staging = vectors.new_generation(embedder, embedder.dimensions or 384)
-    vectors.write_marker(vectors.STAGING_KEY, staging)
+    staging = generations.new_generation(embedder, embedder.dimensions or 384)
+    generations.write_marker(generations.STAGING_KEY, staging)
 
     status, report = doctor()
 
@@ -99,7 +99,7 @@ def test_doctor_names_an_index_built_by_another_embedder(
 ) -> None:
     use_embedder(monkeypatch, "deterministic")
     remember("a", "some memory")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
     use_embedder(monkeypatch, "deterministic", dimensions="256")
 
     _, report = doctor()
@@ -233,7 +233,7 @@ def test_the_cli_and_rest_doctor_mask_a_planted_key_the_same_way(client) -> None
         f"in {home}/.memesh/knowledge-graph.db"
     )
     MetaEntry.objects.create(
-        key=vectors.LAST_ERROR_KEY, value={"error": planted, "kind": "auth", "at": "now"}
+        key=embedding_pass.LAST_ERROR_KEY, value={"error": planted, "kind": "auth", "at": "now"}
     )
 
     _, cli = doctor("--no-probe")

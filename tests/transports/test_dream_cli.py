@@ -13,7 +13,7 @@ from django.core.management.base import CommandError
 
 from graph.models import Entity
 from proposals.models import ProposalKind, ProposalReview
-from proposals.services import proposal_stage
+from proposals.staging import proposal_stage
 from tests.fakes.llm_servers import LLMReply
 from tests.helpers import remember
 from tests.transcripts import PASTED_KEY, SESSION_IDS, install

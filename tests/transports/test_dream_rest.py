@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-
 import pytest
 
 from api.rest.openapi import openapi_document
 from graph.models import Entity
 from proposals.models import Proposal, ProposalKind, TaskRun
-from proposals.services import proposal_stage
-from tests.dreams import llm_provider
-from tests.fakes.llm_servers import FakeLLMServer
+from proposals.staging import proposal_stage
 from tests.helpers import remember
 from tests.rest import assert_error, assert_ok, post_json
 
 pytestmark = pytest.mark.django_db
-
-DIGEST = json.dumps({"name": "week", "observations": ["the parser was hardened"]})
-
-
-@pytest.fixture
-def llm() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(kind="openai", default_text=DIGEST) as server, llm_provider(server):
-        yield server
 
 
 def commits(n: int) -> list[int]:

@@ -6,31 +6,23 @@ second accept fails cleanly; rejecting another run's digest leaves its sources a
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from dream.dreamer import dream_run
 from graph.models import Entity, Relation, Status
 from proposals.models import Proposal, ProposalReview, ProposalStatus
-from tests.dreams import commits, make_user
+from tests.dreams import commits
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def reviewer() -> Client:
-    client = Client()
-    client.force_login(make_user("ada", review=True))
-    return client
-
-
-def test_a_dreamed_digest_accepted_in_the_admin_replaces_its_twelve_sources(llm, reviewer):
+def test_a_dreamed_digest_accepted_in_the_admin_replaces_its_twelve_sources(llm, reviewer_client):
     names = commits(12, project="alpha")
     assert dream_run(project="alpha")["proposalsCreated"] == 1
     proposal = Proposal.objects.get(status=ProposalStatus.PENDING)
     accept = reverse("admin:proposals_proposal_accept", args=[proposal.pk])
 
-    first = reviewer.post(accept, REMOTE_ADDR="127.0.0.7", follow=True)
+    first = reviewer_client.post(accept, REMOTE_ADDR="127.0.0.7", follow=True)
     assert [m.level_tag for m in first.context["messages"]] == ["success"]
 
     proposal.refresh_from_db()
@@ -44,11 +36,11 @@ def test_a_dreamed_digest_accepted_in_the_admin_replaces_its_twelve_sources(llm,
     assert (review.outcome, review.channel, review.reviewer, review.origin) == (
         "applied",
         "admin",
-        "ada",
+        "rita",
         "127.0.0.7",
     )
 
-    again = reviewer.post(accept, follow=True)
+    again = reviewer_client.post(accept, follow=True)
 
     assert again.status_code == 200
     assert [m.level_tag for m in again.context["messages"]] == ["error"]
@@ -56,12 +48,12 @@ def test_a_dreamed_digest_accepted_in_the_admin_replaces_its_twelve_sources(llm,
     assert list(proposal.reviews.values_list("outcome", flat=True)) == ["applied", "refused"]
 
 
-def test_a_dreamed_digest_rejected_in_the_admin_leaves_its_sources_active(llm, reviewer):
+def test_a_dreamed_digest_rejected_in_the_admin_leaves_its_sources_active(llm, reviewer_client):
     names = commits(6, project="beta")
     assert dream_run(project="beta")["proposalsCreated"] == 1
     proposal = Proposal.objects.get(status=ProposalStatus.PENDING)
 
-    reviewer.post(
+    reviewer_client.post(
         reverse("admin:proposals_proposal_reject", args=[proposal.pk]),
         {"reason": "too vague"},
     )

@@ -14,9 +14,9 @@ from django.test import Client
 from api.mcp_server.server import _agent_tools, _operations, _tools
 from api.operations import agent_tools, tool_operations
 from api.tool_schemas import tool_definitions
+from core.config_sections import config_update
 from core.config_store import config_path
 from core.errors import OperationFailed
-from dream.config import config_update
 from graph.errors import SourceRequired
 from graph.models import Entity
 from graph.ops.kit.operation import CallContext

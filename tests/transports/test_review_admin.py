@@ -20,17 +20,10 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from graph.models import Entity, Status
 from proposals.models import Proposal, ProposalReview, ProposalStatus, TaskRun, TaskStatus
-from proposals.services import proposal_stage
+from proposals.staging import proposal_stage
 from tests.dreams import PASSWORD, make_user, source_statuses, stage_digest, stage_relation
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def reviewer_client() -> Client:
-    client = Client()
-    client.force_login(make_user("rita", review=True))
-    return client
 
 
 def messages_of(response: Any) -> list[str]:

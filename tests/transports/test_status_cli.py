@@ -21,23 +21,22 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from core import serve_record
-from graph.indexing import vectors
+from graph.indexing import embedding_pass, generations
 from graph.models import Entity
 from proposals.models import Proposal, TaskRun, TaskStatus
 from tests.helpers import remember
 from tests.processes import free_port, memesh_env, run_python
 from tests.vector_support import use_embedder
 
-pytestmark = pytest.mark.clean_indexes  # conftest's _clean_indexes
+# conftest's _clean_indexes; a home of each test's own (its serve.json and config.json).
+pytestmark = [pytest.mark.clean_indexes, pytest.mark.usefixtures("home")]
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home of the test's own (its serve.json and config.json), and a configured port where
-    nothing listens, so no server of the machine's answers for this one."""
-    monkeypatch.setattr(settings, "MEMESH_HOME", tmp_path)
+def _nothing_on_the_configured_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A configured port where nothing listens, so no server of the machine's answers for
+    this one."""
     monkeypatch.setattr(settings, "MEMESH_HTTP_PORT", free_port())
-    return tmp_path
 
 
 def status_json() -> dict[str, Any]:
@@ -117,12 +116,12 @@ def test_memories_waiting_for_a_vector_are_counted(monkeypatch: pytest.MonkeyPat
     for i in range(3):
         remember(f"embedded-{i}", f"embedded memory {i}")
     assert status_json()["waiting"]["embeddings"] == 3  # no generation yet: every memory waits
-    assert vectors.embed_pending().embedded == 3
+    assert embedding_pass.embed_pending().embedded == 3
     remember("waiting", "memory still waiting")
 
     report = status_json()
 
-    live = vectors.live_generation()
+    live = generations.live_generation()
     assert live is not None
     assert report["vectors"]["live"]["generation"] == live.generation
     assert (report["vectors"]["vectors"], report["waiting"]["embeddings"]) == (3, 1)
@@ -135,7 +134,7 @@ def test_an_index_of_another_embedder_needs_a_reindex_and_waits_for_nothing_else
 ) -> None:
     use_embedder(monkeypatch, "deterministic")
     remember("a", "some memory")
-    assert vectors.embed_pending().embedded == 1
+    assert embedding_pass.embed_pending().embedded == 1
     use_embedder(monkeypatch, "deterministic", dimensions="256")
     remember("b", "another memory")
 

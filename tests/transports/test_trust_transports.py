@@ -19,7 +19,7 @@ from api.rest.openapi import ERROR_CODES
 from graph.errors import ObserveRequired, SourceRequired
 from graph.models import Entity
 from proposals.models import ProposalKind
-from proposals.services import proposal_stage
+from proposals.staging import proposal_stage
 from tests.dreams import make_user
 from tests.helpers import remember, stored
 from tests.rest import assert_error, assert_ok, post_json

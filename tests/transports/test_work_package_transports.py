@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from proposals.models import Proposal, ProposalReview, ProposalStatus
-from tests.dreams import commits, make_user
+from tests.dreams import commits
 from tests.helpers import remember
 from tests.rest import assert_error, assert_ok, post_json
 from tests.transcripts import PASTED_KEY, SESSION_IDS, install
@@ -42,13 +42,6 @@ def cli_failure(command: str, *args: str, capsys: pytest.CaptureFixture[str]) ->
         call_command(command, *args, "--json", stdout=StringIO(), stderr=err)
     assert exited.value.code == 1
     return json.loads(err.getvalue().strip().splitlines()[-1])
-
-
-@pytest.fixture
-def reviewer() -> Client:
-    client = Client()
-    client.force_login(make_user("rita", review=True))
-    return client
 
 
 def submit_over_rest(client: Client, root: Path) -> dict[str, Any]:
@@ -211,13 +204,15 @@ def test_a_person_accepts_and_rejects_improvements_on_the_cli() -> None:
 
 
 def test_an_agents_transcript_result_waits_at_review_with_its_masked_turns(
-    transcript_project: Path, reviewer: Client
+    transcript_project: Path, reviewer_client: Client
 ) -> None:
     install(Path(settings.CLAUDE_CONFIG_DIR), transcript_project, "secret")
     proposal = submit_over_rest(Client(), transcript_project)
 
-    queue = reviewer.get(reverse("proposals:queue")).content.decode()
-    detail = reviewer.get(reverse("proposals:detail", args=[proposal["id"]])).content.decode()
+    queue = reviewer_client.get(reverse("proposals:queue")).content.decode()
+    detail = reviewer_client.get(
+        reverse("proposals:detail", args=[proposal["id"]])
+    ).content.decode()
 
     assert f'id="proposal-{proposal["id"]}"' in queue and "embedder-key-separate" in queue
     assert "Submitted by the agent" in detail and "work package" in detail
@@ -225,7 +220,7 @@ def test_an_agents_transcript_result_waits_at_review_with_its_masked_turns(
     assert PASTED_KEY not in detail and "[secret: " in detail
 
 
-def test_an_improvement_is_reviewed_at_review_beside_its_evidence(reviewer: Client) -> None:
+def test_an_improvement_is_reviewed_at_review_beside_its_evidence(reviewer_client: Client) -> None:
     evidence = remember("why-asked", "the agent asked why twice")["entityId"]
     commits(1)
     made = assert_ok(
@@ -241,9 +236,11 @@ def test_an_improvement_is_reviewed_at_review_beside_its_evidence(reviewer: Clie
         )
     )
 
-    queue = reviewer.get(reverse("proposals:queue"), {"kind": "improvement"}).content.decode()
-    detail = reviewer.get(reverse("proposals:detail", args=[made["id"]])).content.decode()
-    accepted = reviewer.post(
+    queue = reviewer_client.get(
+        reverse("proposals:queue"), {"kind": "improvement"}
+    ).content.decode()
+    detail = reviewer_client.get(reverse("proposals:detail", args=[made["id"]])).content.decode()
+    accepted = reviewer_client.post(
         reverse("proposals:accept", args=[made["id"]]), REMOTE_ADDR="127.0.0.9", follow=True
     )
 
@@ -255,7 +252,7 @@ def test_an_improvement_is_reviewed_at_review_beside_its_evidence(reviewer: Clie
     assert (review.channel, review.reviewer, review.origin) == ("htmx", "rita", "127.0.0.9")
     status = assert_ok(post_json(Client(), "improvement", {"action": "status", "id": made["id"]}))
     assert status["status"] == "accepted"
-    admin = reviewer.get(reverse("admin:proposals_proposal_change", args=[made["id"]]))
+    admin = reviewer_client.get(reverse("admin:proposals_proposal_change", args=[made["id"]]))
     assert admin.status_code == 200 and "Show the why in recall" in admin.content.decode()
 
 

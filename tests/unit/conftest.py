@@ -6,9 +6,12 @@ figures (the peer fixtures below)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from graph.embedding.local import LocalMiniLM
 
 PeerRun = Callable[..., dict[str, Any]]
 
@@ -18,6 +21,15 @@ def _by_words(p50: tuple[float, float, float], p99: float) -> dict[str, Any]:
         f"{w}w": {"n": 10, "p50_ms": ms, "p99_ms": p99}
         for w, ms in zip((1, 3, 8), p50, strict=True)
     }
+
+
+@pytest.fixture(scope="module")
+def model() -> LocalMiniLM:
+    """The bundled local model (onnxruntime), loaded once for each module that asks for it;
+    imported here only then, so the other unit tests do not load onnxruntime."""
+    from graph.embedding.local import LocalMiniLM
+
+    return LocalMiniLM()
 
 
 @pytest.fixture

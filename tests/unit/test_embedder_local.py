@@ -20,11 +20,6 @@ PARAPHRASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def model() -> LocalMiniLM:
-    return LocalMiniLM()
-
-
 @pytest.fixture
 def sessions(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     """Counts the ONNX sessions created (the expensive part of loading the model)."""

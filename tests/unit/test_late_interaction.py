@@ -13,11 +13,6 @@ from graph.search import late_interaction as li
 from graph.search.fusion import Fused
 
 
-@pytest.fixture(scope="module")
-def model() -> LocalMiniLM:
-    return LocalMiniLM()
-
-
 def unit_rows(rng: np.random.Generator, n: int, width: int = 384) -> np.ndarray:
     rows = rng.standard_normal((n, width)).astype(np.float32)
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)

@@ -9,10 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from core.fence import MESSAGE_INFO, MESSAGE_PREAMBLE
 from messaging.native import (
-    FENCE_INFO,
     MAX_PAYLOAD_BYTES,
-    PREAMBLE,
     envelope_bytes,
     native_envelope,
     payload_bytes,
@@ -81,8 +80,8 @@ def envelope(payload: object) -> str:
 def test_the_envelope_is_the_preamble_then_one_fence_holding_headers_and_payload() -> None:
     text = envelope({"ask": "review"})
     lines = text.splitlines()
-    assert text.startswith(PREAMBLE + "\n\n")
-    assert lines[2] == "```" + FENCE_INFO
+    assert text.startswith(MESSAGE_PREAMBLE + "\n\n")
+    assert lines[2] == "```" + MESSAGE_INFO
     assert lines[-1] == "```"
     assert "from: alice" in lines and "to: bob" in lines
     assert "sent_at: 2026-12-01T12:00:00Z" in lines  # fixed width: the size is the clock's not
@@ -105,7 +104,7 @@ def test_text_that_tries_to_close_the_fence_stays_inside_it(text: str) -> None:
     rendered = envelope({"note": text, "lines": [text, {"deeper": text}]})
     lines = rendered.splitlines()
     opener = lines[2]
-    fence = opener.removesuffix(FENCE_INFO)
+    fence = opener.removesuffix(MESSAGE_INFO)
     longest_run = max(len(run) for run in re.findall(r"`+", text))
     assert set(fence) == {"`"} and len(fence) > longest_run
     # Exactly two fence lines: the opener and the last line. Nothing in between starts with

@@ -1,4 +1,4 @@
-"""The capture paths' secret detector (core/secret_scan.py) on real-looking samples:
+"""The capture paths' secret detector (core/redact.py) on real-looking samples:
 each kind is found and named, ordinary engineering prose is left alone, and masking leaves
 nothing any detector finds."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.secret_scan import find_secret, has_secret, mask_secrets
+from core.redact import find_secret, has_secret, mask_secrets
 
 # Shaped like the real thing; none of these is a live credential.
 SAMPLES = [

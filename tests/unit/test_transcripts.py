@@ -1,4 +1,4 @@
-"""Reading Claude Code session transcripts (dream/transcripts.py): which folders and
+"""Reading Claude Code session transcripts (core/transcripts): which folders and
 sessions are the project's, what of a record is a conversation turn, how its text is cleaned,
 and how turns are cut into chunks for the LLM."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dream.transcripts import (
+from core.transcripts import (
     MAX_TURN_CHARS,
     Turn,
     chunks,

@@ -39,7 +39,7 @@ from graph.ops.kit.fields import (
 from graph.ops.kit.scope import UNBOUND, ReadScope, ScopeOutput
 from graph.ops.kit.trust.fields import INCLUDE_EXPIRED_HELP, KindName, TrustName
 from graph.storage.cursor import read_snapshot
-from graph.storage.keyword_index import EntityFilters
+from graph.storage.entity_filters import EntityFilters
 
 BUNDLE_VERSION = "3.0.0"
 DEFAULT_EXPORT_LIMIT = 1000
@@ -153,52 +153,43 @@ class ExportOutput(Output):
     )
 
 
-def _filters(
-    namespace: str | None, tag: str | None, scope: ReadScope, unexpired_at: datetime | None
-) -> EntityFilters:
-    """What a bundle keeps of the active entities: the call's namespace and tag, the scope's
-    project (graph/ops/kit/scope.py), and the unexpired ones when a time is given."""
-    return EntityFilters(
-        namespace=namespace, tag=tag, project=scope.storage_project, unexpired_at=unexpired_at
-    )
+@dataclass(frozen=True, slots=True)
+class BundleSelection:
+    """Which active entities an export reads: the call's namespace, tag and limit (None: all),
+    the scope's project (graph/ops/kit/scope.py), and only those unexpired at `now` (None: the
+    time it is read) unless `include_expired`."""
+
+    namespace: str | None = None
+    tag: str | None = None
+    limit: int | None = None
+    scope: ReadScope = UNBOUND
+    include_expired: bool = False
+    now: datetime | None = None
+
+    def filters(self) -> EntityFilters:
+        unexpired_at = None if self.include_expired else (self.now or timezone.now())
+        return EntityFilters(
+            namespace=self.namespace,
+            tag=self.tag,
+            project=self.scope.storage_project,
+            unexpired_at=unexpired_at,
+        )
 
 
-def _unexpired_at(include_expired: bool, now: datetime | None) -> datetime | None:
-    return None if include_expired else (now or timezone.now())
+def bundle_count(selection: BundleSelection) -> int:
+    count = Entity.objects.bundle_count(selection.filters())
+    return count if selection.limit is None else min(count, selection.limit)
 
 
-def bundle_count(
-    *,
-    namespace: str | None,
-    tag: str | None,
-    limit: int | None,
-    scope: ReadScope = UNBOUND,
-    include_expired: bool = False,
-    now: datetime | None = None,
-) -> int:
-    filters = _filters(namespace, tag, scope, _unexpired_at(include_expired, now))
-    count = Entity.objects.bundle_count(filters)
-    return count if limit is None else min(count, limit)
-
-
-def bundle_entries_json(
-    *,
-    namespace: str | None,
-    tag: str | None,
-    limit: int | None,
-    scope: ReadScope = UNBOUND,
-    include_expired: bool = False,
-    now: datetime | None = None,
-) -> Iterator[str]:
-    """The bundle entries (BundleEntity, as JSON text) of the active entities, oldest first,
-    EXPORT_CHUNK at a time (without the expired ones unless `include_expired`; `now` is when
-    expiry is judged).
+def bundle_entries_json(selection: BundleSelection) -> Iterator[str]:
+    """The bundle entries (BundleEntity, as JSON text) of the entities `selection` keeps,
+    oldest first, EXPORT_CHUNK at a time.
 
     Keyset pagination keeps memory flat. Call inside one read snapshot (as bundle_count) so
     the count written in the header and the entries agree.
     """
-    filters = _filters(namespace, tag, scope, _unexpired_at(include_expired, now))
-    last, remaining = 0, limit
+    filters = selection.filters()
+    last, remaining = 0, selection.limit
     while remaining is None or remaining > 0:
         size = EXPORT_CHUNK if remaining is None else min(EXPORT_CHUNK, remaining)
         rows = Entity.objects.bundle_entries_json(filters, last, size)
@@ -255,16 +246,15 @@ def bundle_read(
     """The export `data` asks for, within `scope`, as of `now`."""
     now = now or timezone.now()
     with read_snapshot():  # one snapshot for every chunk, blocking no writer
-        entries = list(
-            bundle_entries_json(
-                namespace=data.namespace,
-                tag=data.tag,
-                limit=data.limit,
-                scope=scope,
-                include_expired=data.include_expired,
-                now=now,
-            )
+        selection = BundleSelection(
+            namespace=data.namespace,
+            tag=data.tag,
+            limit=data.limit,
+            scope=scope,
+            include_expired=data.include_expired,
+            now=now,
         )
+        entries = list(bundle_entries_json(selection))
     return BundleRead(exported_at=exported_at(now), entries=entries, scope=scope.output())
 
 

@@ -22,6 +22,7 @@ from core.errors import InvalidInput
 from core.json_limits import JSONTooDeep, bounded_events
 from graph.ops.bundle.exporter import (
     BUNDLE_VERSION,
+    BundleSelection,
     bundle_count,
     bundle_entries_json,
     exported_at,
@@ -53,7 +54,7 @@ def bundle_write(
     """
     with transaction.atomic():
         now = timezone.now()
-        count = bundle_count(
+        selection = BundleSelection(
             namespace=namespace,
             tag=tag,
             limit=limit,
@@ -61,6 +62,7 @@ def bundle_write(
             include_expired=include_expired,
             now=now,
         )
+        count = bundle_count(selection)
         if on_count is not None:
             on_count(count)
         header = {
@@ -70,15 +72,8 @@ def bundle_write(
         }
         out.write(json.dumps(header)[:-1] + f', "entity_count": {count}, "entities": [')
         written = 0
-        entries = bundle_entries_json(
-            namespace=namespace,
-            tag=tag,
-            limit=limit,
-            scope=scope,
-            include_expired=include_expired,
-            now=now,
-        )
-        for entry in entries:  # as SQLite wrote it (graph/storage/bundle_reads.py)
+        # Each entry as SQLite wrote it (graph/storage/bundle_reads.py).
+        for entry in bundle_entries_json(selection):
             out.write(("\n" if written == 0 else ",\n") + entry)
             written += 1
             if progress is not None and written % 100 == 0:

@@ -46,14 +46,7 @@ from django.utils import timezone
 from pydantic import Field, ValidationError
 
 from core.errors import InvalidInput
-from graph.errors import (
-    StorageBusy,
-    StorageCannotOpen,
-    StorageError,
-    StorageFull,
-    StorageIOError,
-    StorageReadOnly,
-)
+from graph.errors import StorageError, StorageFull
 from graph.models import (
     FACT_CONFIDENCE,
     HYPOTHESIS_CONFIDENCE,
@@ -71,7 +64,7 @@ from graph.ops.kit.trust.rules import default_kind, with_event
 from graph.ops.kit.trust.view import parse_time
 from graph.ops.kit.validation_errors import describe_validation_error
 from graph.search.text import normalize_observation
-from graph.storage.conditions import storage_error
+from graph.storage.conditions import DATABASE_WIDE, storage_error
 
 IMPORT_CHUNK = 500
 MAX_REPORTED_ERRORS = 100
@@ -307,16 +300,13 @@ def _write_chunk(chunk: list[tuple[int, BundleEntry]], run: _Run) -> list[tuple[
     return [(index, outcome) for (index, _), (outcome, _) in zip(chunk, results, strict=True)]
 
 
-# Conditions of the whole database: while one lasts no entry can be stored, so the import
-# stops rather than fail every entry left (each after a full busy timeout, when locked).
-_DATABASE_WIDE = (StorageBusy, StorageReadOnly, StorageIOError, StorageCannotOpen)
-
-
 def _stop_if_database_wide(exc: DatabaseError) -> StorageError | None:
     """Raise the condition when `exc` is one of the whole database; else the storage
-    condition it is (a full disk), or None."""
+    condition it is (a full disk), or None. While a database-wide condition lasts no entry can
+    be stored, so the import stops rather than fail every entry left (each after a full busy
+    timeout, when locked)."""
     condition = storage_error(exc)
-    if isinstance(condition, _DATABASE_WIDE):
+    if isinstance(condition, DATABASE_WIDE):
         raise condition from exc
     return condition
 

@@ -17,9 +17,9 @@ from pydantic import Field
 
 from graph.ops.kit.fields import MAX_QUERY_CHARS, ObservationText, Output, StrictInput
 from graph.ops.kit.trust.fields import (
-    PARENT_ID_HELP,
     ConfidenceValue,
     MemoryId,
+    ParentIdField,
     ProvenanceInput,
     ReasonText,
     SourceText,
@@ -40,7 +40,7 @@ DEFAULT_PEER_LIST = 20
 class PeerRememberInput(ProvenanceInput):
     content: ObservationText = Field(description="The memory text: a self-contained statement.")
     namespace: Namespace | None = Field(default=None, description=NAMESPACE_HELP)
-    parent_id: MemoryId | None = Field(default=None, description=PARENT_ID_HELP)
+    parent_id: ParentIdField = None
 
 
 class PeerRecallInput(StrictInput):

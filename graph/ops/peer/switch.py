@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from core import config_store
+from core import config_sections, config_store
 
 CONFIG_KEY = "peerApi"
 
@@ -16,6 +16,6 @@ def peer_api_enabled() -> bool:
     if settings.MEMESH_PEER_API:
         return True
     try:
-        return config_store.load().get(CONFIG_KEY) is True
+        return config_sections.setting(CONFIG_KEY) is True
     except config_store.ConfigUnreadable:
         return False  # an unreadable file turns nothing on; `memesh config` reports it

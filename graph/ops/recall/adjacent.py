@@ -23,7 +23,8 @@ import numpy as np
 
 from graph.models import Entity, EntityVector
 from graph.search import fusion
-from graph.storage.keyword_index import EntityFilters, KeywordHit
+from graph.storage.entity_filters import EntityFilters
+from graph.storage.keyword.retrieval import KeywordHit
 
 # The fused ranking's first SOURCES bring their neighbours in: 1, 3, 5 and 10 were measured;
 # 3 was best at hit@5 on LoCoMo, and 10 lost a quality-set query at hit@5.

@@ -35,7 +35,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from graph.indexing import vectors
+from graph.indexing import query_cache
 from graph.models import Entity, EntityVector, Status
 from graph.ops.kit.entity_view import Match, entity_outputs
 from graph.ops.kit.scope import UNBOUND, ReadScope, ScopeOutput
@@ -46,7 +46,8 @@ from graph.ops.recall.vector_side import VectorSide, plan_vector_side
 from graph.project_tags import is_project_tag
 from graph.search import fusion, late_interaction, scoring, text
 from graph.storage.documents import EntityDocument
-from graph.storage.keyword_index import EntityFilters, KeywordHit
+from graph.storage.entity_filters import EntityFilters
+from graph.storage.keyword.retrieval import KeywordHit
 
 # Candidates read from FTS5 per result slot. Usage factors can lift a candidate only over
 # ones within USAGE_BOUND of its relevance, so a few times `limit` is enough to rank from.
@@ -194,7 +195,7 @@ def entity_recall(
         ranked = late_interaction.reorder(ranked, pieces, side.pieces, covered, maxsims)
     ids = ranked[: data.limit]
     note_accesses(ids, now, session_id=data.session_id)
-    vectors.flush_shared_query_vectors()
+    query_cache.flush_shared_query_vectors()
     by_id = {f.entity_id: f for f in fused}
     matches = {
         i: Match.model_construct(source=by_id[i].source, relevance=round(by_id[i].reported, 4))

@@ -12,7 +12,7 @@ import numpy as np
 
 from graph.embedding import provider
 from graph.embedding.base import EmbedderError
-from graph.indexing import vectors
+from graph.indexing import generations, query_cache
 from graph.models import Entity
 
 logger = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ class VectorSide:
     query: np.ndarray | None = None
     token: str = ""  # tells generations of the same number apart (graph.storage.vector_cache)
     dimensions: int = 0
-    pending: Future[vectors.QueryEmbedding] | None = None  # the query's embedding, on its way
+    pending: Future[query_cache.QueryEmbedding] | None = None  # the query's embedding, on its way
     pieces: bytes = b""  # the query's packed content pieces (graph.search.late_interaction)
 
     @property
@@ -65,14 +65,14 @@ def plan_vector_side(query: str) -> VectorSide:
     embedder = provider.current()
     if embedder is None:
         return VectorSide(None, False)
-    if not vectors.vectors_supported():
+    if not generations.vectors_supported():
         return VectorSide(None, True)
-    live = vectors.live_generation()
+    live = generations.live_generation()
     if live is None:
         return VectorSide(None, Entity.objects.indexed_row_count() > 0)
     if live.identity != embedder.identity or embedder.dimensions not in (None, live.dimensions):
         return VectorSide(None, True)  # another embedding space: a reindex is due
-    known = vectors.known_query_embedding(embedder, query)
+    known = query_cache.known_query_embedding(embedder, query)
     if known is not None and known.vector.shape == (live.dimensions,):
         return VectorSide(
             live.generation,
@@ -82,7 +82,7 @@ def plan_vector_side(query: str) -> VectorSide:
             live.dimensions,
             pieces=known.pieces,
         )
-    pending = _embedding_thread.submit(vectors.query_embedding, embedder, query, share=True)
+    pending = _embedding_thread.submit(query_cache.query_embedding, embedder, query, share=True)
     return VectorSide(
         live.generation, False, token=live.created_at, dimensions=live.dimensions, pending=pending
     )

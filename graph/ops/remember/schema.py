@@ -29,20 +29,13 @@ from graph.ops.kit.fields import (
     field_error,
 )
 from graph.ops.kit.trust.fields import (
-    CONFIDENCE_HELP,
-    INVALIDATION_CONDITION_HELP,
-    INVALIDATION_TAG_HELP,
-    KIND_HELP,
-    PARENT_ID_HELP,
-    SOURCE_HELP,
-    TTL_HOURS_HELP,
-    ConditionText,
-    ConfidenceValue,
-    InvalidationTag,
-    KindName,
-    MemoryId,
-    SourceText,
-    TtlHours,
+    ConfidenceField,
+    InvalidationConditionField,
+    InvalidationTagField,
+    KindField,
+    ParentIdField,
+    SourceField,
+    TtlHoursField,
 )
 from graph.ops.kit.trust.view import TrustOutput
 from graph.ops.remember.note import NoteText, parse_note
@@ -177,18 +170,14 @@ class RememberInput(StrictInput):
             "memory: it counts as a hit (not stored with the memory)."
         ),
     )
-    # --- provenance and trust (docs/trust.md) ---------------------------------------------
-    source: SourceText | None = Field(default=None, description=SOURCE_HELP)
-    confidence: ConfidenceValue | None = Field(default=None, description=CONFIDENCE_HELP)
-    invalidation_tag: InvalidationTag | None = Field(
-        default=None, description=INVALIDATION_TAG_HELP
-    )
-    invalidation_condition: ConditionText | None = Field(
-        default=None, description=INVALIDATION_CONDITION_HELP
-    )
-    kind: KindName | None = Field(default=None, description=KIND_HELP)
-    parent_id: MemoryId | None = Field(default=None, description=PARENT_ID_HELP)
-    ttl_hours: TtlHours | None = Field(default=None, description=TTL_HOURS_HELP)
+    # --- provenance and trust (docs/trust.md; declared in graph/ops/kit/trust/fields.py) ---
+    source: SourceField = None
+    confidence: ConfidenceField = None
+    invalidation_tag: InvalidationTagField = None
+    invalidation_condition: InvalidationConditionField = None
+    kind: KindField = None
+    parent_id: ParentIdField = None
+    ttl_hours: TtlHoursField = None
 
     @model_validator(mode="after")
     def _cross_field_rules(self) -> Self:

@@ -1,11 +1,12 @@
 """Recalled memories as text for the model: fenced, and marked as background data.
 
 Memory content is untrusted (it may quote a web page or a tool's output), so it reaches the
-model the way memesh's own briefing shows it (graph/ops/briefing/render.py in memesh): a
-preamble saying it is data, not instructions, then one line per memory (newlines collapsed, so
-a memory cannot forge a heading or a fence line) inside a fence longer than any backtick run
-in it. This module is the plugin's copy of that rule: the plugin may run where memesh's code
-cannot be imported (the HTTP transport).
+model the way memesh's own briefing shows it (core/fence.py in memesh): a preamble saying it
+is data, not instructions, then one line per memory (newlines collapsed, so a memory cannot
+forge a heading or a fence line) inside a fence longer than any backtick run in it. This
+module is the plugin's copy of that rule: the plugin also runs where memesh's code cannot be
+imported (the HTTP transport, standard library only), and memesh's tests/unit/test_fence.py
+holds this copy to core/fence.py's output.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ from typing import Any, cast
 
 from django.core.management.base import CommandParser
 
-from api.cli.base import PROJECT_HELP, OperationCommand, given
+from api.cli.base import OperationCommand, given
 from core.errors import InvalidInput
-from graph.ops.briefing import BRIEFING, LEVELS, BriefingInput, briefing_index
+from graph.ops.briefing import BRIEFING, BriefingInput, briefing_index
 from graph.project import project_id
 
 
@@ -25,22 +25,20 @@ class Command(OperationCommand):
     json_help = "Print project, text and entityCount as JSON (with --index: and truncated)."
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
+        op = self.operation
         what = parser.add_mutually_exclusive_group()
         what.add_argument(
-            "--level",
-            choices=LEVELS,
-            default=None,
-            help="minimal, standard (adds task state and an index) or full (adds other projects "
-            "and global memory). Default: the `briefing` setting, else minimal.",
+            "--level", choices=op.field_choices("level"), default=None, help=op.field_help("level")
         )
+        # Not a field: another call (briefing_index), which only the CLI offers on its own.
         what.add_argument(
             "--index",
             action="store_true",
             help="Print only the index of this project's durable memories, with [mem:id] "
             "handles (at most 40 lines / 3072 bytes; says when there are more).",
         )
-        parser.add_argument("--project", default=None, help=PROJECT_HELP)
-        parser.add_argument("--recipient", default=None, help=BRIEFING.field_help("recipient"))
+        parser.add_argument("--project", default=None, help=op.field_help("project"))
+        parser.add_argument("--recipient", default=None, help=op.field_help("recipient"))
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
         return given(options, "project", "level", "recipient")

@@ -11,17 +11,19 @@ import getpass
 import json
 import os
 import socket
+from collections.abc import Mapping
 from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli.base import MemeshCommand, invocation_directory
+from api.cli.base import MemeshCommand, invocation_directory, model_field_help
 from core.errors import Failure, InvalidInput
 from dream import conflicts, dreamer, patterns
 from dream import transcript_mining as mining
 from dream.patterns import DEFAULT_MIN_SIGNAL
-from proposals import schemas, selectors, services
+from proposals import decisions, schemas, selectors
 from proposals.models import ReviewChannel
+from proposals.results import AcceptResult, ProposalListEntry, RejectResult
 
 
 def _bounded(low: int, high: int, name: str) -> Any:
@@ -55,19 +57,25 @@ class Command(MemeshCommand):
             p.add_argument("--json", action="store_true", help="Print the result as JSON.")
             return p
 
+        # `run`'s flags are POST /v1/dream's fields (DreamRunInput); with --from-transcripts
+        # --dry-run and --max-llm-calls set the mining's instead, whose cap is higher.
+        def run_help(name: str) -> str:
+            return model_field_help(schemas.DreamRunInput, name)
+
         run = add("run", "Propose digests of clusters of episodic memories.")
-        run.add_argument("--project", help="Restrict to one project.")
-        run.add_argument("--dry-run", action="store_true", help="No LLM call, nothing staged.")
+        run.add_argument("--project", help=run_help("project"))
+        run.add_argument("--dry-run", action="store_true", help=run_help("dryRun"))
         run.add_argument(
             "--max-llm-calls",
             default=str(schemas.DEFAULT_MAX_LLM_CALLS),
-            help=f"1–{schemas.MAX_LLM_CALLS} (with --from-transcripts "
-            f"1–{schemas.MAX_TRANSCRIPT_LLM_CALLS}).",
+            help=f"{run_help('maxLlmCalls')} With --from-transcripts "
+            f"1–{schemas.MAX_TRANSCRIPT_LLM_CALLS}.",
         )
-        run.add_argument("--window-days", help=f"Default {schemas.DEFAULT_WINDOW_DAYS}.")
         run.add_argument(
-            "--validate", action="store_true", help="Second LLM pass checking each digest."
+            "--window-days",
+            help=f"{run_help('windowDays')} Default {schemas.DEFAULT_WINDOW_DAYS}.",
         )
+        run.add_argument("--validate", action="store_true", help=run_help("validate_"))
         run.add_argument(
             "--from-transcripts",
             action="store_true",
@@ -108,7 +116,9 @@ class Command(MemeshCommand):
 
         rej = add("reject", "Reject a pending proposal (sources untouched).")
         rej.add_argument("id", type=int)
-        rej.add_argument("--reason", default="", help="Why (at most 500 characters).")
+        rej.add_argument(
+            "--reason", default="", help=model_field_help(schemas.RejectInput, "reason")
+        )
 
     def error_text(self, failure: Failure) -> str:
         return f"{super().error_text(failure)} ({failure.error_code})"
@@ -122,7 +132,7 @@ class Command(MemeshCommand):
 
     # --- subcommands (each one service or selector call) ----------------------------------
 
-    def _run(self, o: dict[str, Any]) -> dict[str, Any]:
+    def _run(self, o: dict[str, Any]) -> Mapping[str, Any]:
         if o["from_transcripts"]:
             return self._mine(o)
         for flag in ("if_due", "min_interval_hours"):
@@ -161,7 +171,7 @@ class Command(MemeshCommand):
         """A flag combination argparse cannot express: its usage error (exit 2)."""
         self._run_parser.error(message)
 
-    def _patterns(self, o: dict[str, Any]) -> dict[str, Any]:
+    def _patterns(self, o: dict[str, Any]) -> patterns.PatternsResult:
         return patterns.dream_patterns(
             project=o["project"],
             window_days=_bounded(1, schemas.MAX_WINDOW_DAYS, "window-days")(o["window_days"]),
@@ -170,27 +180,27 @@ class Command(MemeshCommand):
             dry_run=o["dry_run"],
         )
 
-    def _conflicts(self, o: dict[str, Any]) -> dict[str, Any]:
+    def _conflicts(self, o: dict[str, Any]) -> conflicts.ConflictsResult:
         return conflicts.dream_conflicts(
             max_pairs=_bounded(1, schemas.MAX_PAIRS, "max-pairs")(o["max_pairs"]),
             dry_run=o["dry_run"],
         )
 
-    def _list(self, o: dict[str, Any]) -> list[dict[str, Any]]:
+    def _list(self, o: dict[str, Any]) -> list[ProposalListEntry]:
         return selectors.proposal_list(o["status"].strip().lower())
 
     def _show(self, o: dict[str, Any]) -> dict[str, Any]:
         detail = selectors.proposal_detail(o["id"])
-        detail["sources"] = selectors.proposal_sources(selectors.proposal_get(o["id"]))
-        return detail
+        sources = selectors.proposal_sources(selectors.proposal_get(o["id"]))
+        return {**detail, "sources": sources}
 
-    def _accept(self, o: dict[str, Any]) -> dict[str, Any]:
-        return services.proposal_accept(
+    def _accept(self, o: dict[str, Any]) -> AcceptResult:
+        return decisions.proposal_accept(
             o["id"], channel=ReviewChannel.CLI, reviewer=_reviewer(), origin=socket.gethostname()
         )
 
-    def _reject(self, o: dict[str, Any]) -> dict[str, Any]:
-        return services.proposal_reject(
+    def _reject(self, o: dict[str, Any]) -> RejectResult:
+        return decisions.proposal_reject(
             o["id"],
             reason=o["reason"],
             channel=ReviewChannel.CLI,

@@ -11,9 +11,8 @@ from typing import Any, cast
 from django.core.management.base import CommandParser
 from tqdm import tqdm
 
-from api.cli.base import PROJECT_HELP, MemeshCommand, cli_context
+from api.cli.base import MemeshCommand, cli_context
 from core.errors import InvalidParameter
-from graph.models import Namespace
 from graph.ops.bundle import EXPORT
 from graph.ops.bundle.exporter import ExportInput
 from graph.ops.bundle.files import Writer, bundle_write
@@ -24,21 +23,23 @@ class Command(MemeshCommand):
     help = "Export active memories to a portable JSON bundle (stdout, or --output FILE)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--namespace", choices=Namespace.values, help="Only this namespace.")
-        parser.add_argument("--tag", help="Only entities carrying this tag.")
-        parser.add_argument("--project", help=PROJECT_HELP)
+        # The flags of the `export` operation's fields; this command streams the bundle
+        # itself (graph.ops.bundle.files) instead of calling the operation.
+        op = EXPORT
         parser.add_argument(
-            "--cross-project",
-            action="store_true",
-            help=ExportInput.model_fields["cross_project"].description,
+            "--namespace", choices=op.field_choices("namespace"), help=op.field_help("namespace")
         )
+        parser.add_argument("--tag", help=op.field_help("tag"))
+        parser.add_argument("--project", help=op.field_help("project"))
+        parser.add_argument(
+            "--cross-project", action="store_true", help=op.field_help("cross_project")
+        )
+        # Not the field's limit (default 1000, at most 10000): a stream has no cap of its own.
         parser.add_argument(
             "--limit", type=int, help="At most this many entities (default: all of them)."
         )
         parser.add_argument(
-            "--include-expired",
-            action="store_true",
-            help="Also export memories whose ttl_hours has run out.",
+            "--include-expired", action="store_true", help=op.field_help("include_expired")
         )
         parser.add_argument("-o", "--output", help="Write the bundle to this file.")
         parser.add_argument(

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli.base import OperationCommand, given
+from api.cli.base import OperationCommand, flag_help, given
 from graph.ops.feedback import FEEDBACK
 
 
@@ -24,7 +24,7 @@ class Command(OperationCommand):
             action="append",
             type=int,
             metavar="ID",
-            help=f"{op.field_help('hits')} Repeat for several.",
+            help=flag_help(op, "hits", repeatable=True),
         )
         parser.add_argument(
             "--miss",
@@ -32,7 +32,7 @@ class Command(OperationCommand):
             action="append",
             type=int,
             metavar="ID",
-            help=f"{op.field_help('misses')} Repeat for several.",
+            help=flag_help(op, "misses", repeatable=True),
         )
         parser.add_argument("--text", help=op.field_help("text"))
         parser.add_argument("--session", dest="session_id", help=op.field_help("session_id"))

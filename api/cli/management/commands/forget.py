@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli.base import OperationCommand, given
+from api.cli.base import OperationCommand, flag_help, given
 from graph.ops.forget import FORGET
 
 
@@ -15,9 +15,10 @@ class Command(OperationCommand):
     operation = FORGET
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--name", help="Entity name (required).")
-        parser.add_argument("--observation", help="Remove only this observation (exact text).")
-        parser.add_argument("--reason", help=self.operation.field_help("reason"))
+        op = self.operation
+        parser.add_argument("--name", help=flag_help(op, "name"))
+        parser.add_argument("--observation", help=op.field_help("observation"))
+        parser.add_argument("--reason", help=op.field_help("reason"))
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
         return given(options, "name", "observation", "reason")

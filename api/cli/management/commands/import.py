@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from api.cli.base import MemeshCommand
 from core.errors import InvalidParameter
-from graph.models import Namespace
+from graph.ops.bundle import IMPORT
 from graph.ops.bundle.files import bundle_file_entries, bundle_scan
 from graph.ops.bundle.importer import ImportOutput, bundle_import
 from graph.ops.kit.operation import CallContext
@@ -29,16 +29,18 @@ class Command(MemeshCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="The bundle file; - reads stdin.")
+        # The `import` operation's fields (this command streams the file to bundle_import
+        # instead of calling the operation); the field has no default, the flag has `skip`.
         parser.add_argument(
             "--merge",
-            choices=["skip", "overwrite", "append"],
+            choices=IMPORT.field_choices("merge_strategy"),
             default="skip",
-            help="What to do with entities that already exist (default: skip).",
+            help=f"{IMPORT.field_help('merge_strategy')} Default: skip.",
         )
         parser.add_argument(
             "--namespace",
-            choices=Namespace.values,
-            help="File imported entities here (with overwrite/append, existing ones too).",
+            choices=IMPORT.field_choices("namespace"),
+            help=IMPORT.field_help("namespace"),
         )
         parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
 

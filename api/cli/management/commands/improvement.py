@@ -16,6 +16,7 @@ from api.cli.base import OperationCommand, given
 from core.errors import Failure, InvalidInput
 from dream.improvement import IMPROVEMENT, improvement_accept, improvement_reject
 from proposals.models import ReviewChannel
+from proposals.results import AcceptResult, RejectResult
 from proposals.schemas import MAX_REASON_CHARS
 
 HUMAN_ACTIONS = ("accept", "reject")
@@ -46,13 +47,27 @@ class Command(OperationCommand):
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
         op = self.operation
+        # The CLI takes two actions more than the operation: a person's accept and reject,
+        # which go to the review services (_review), never to the operation.
         parser.add_argument(
-            "action", nargs="?", help="propose | status | accept | reject (the last two: a person)."
+            "action",
+            nargs="?",
+            help=f"{op.field_help('action')} On the command line a person may also "
+            "accept | reject ID.",
         )
-        parser.add_argument("id", nargs="?", type=int, help="status, accept, reject: its id.")
+        parser.add_argument(
+            "id",
+            nargs="?",
+            type=int,
+            help=f"{op.field_help('id')} accept, reject (required): its id too.",
+        )
         parser.add_argument("--title", help=op.field_help("title"))
         parser.add_argument("--description", help=op.field_help("description"))
-        parser.add_argument("--evidence", help="propose: memory ids, comma-separated (1,5,9).")
+        # One comma-separated value where the field is a list.
+        parser.add_argument(
+            "--evidence", help=f"{op.field_help('evidence')} Comma-separated: 1,5,9."
+        )
+        # accept's and reject's own: no field of the operation.
         parser.add_argument(
             "--reason", default="", help=f"reject: why (at most {MAX_REASON_CHARS} characters)."
         )
@@ -74,6 +89,7 @@ class Command(OperationCommand):
             "reviewer": _reviewer(),
             "origin": socket.gethostname(),
         }
+        result: AcceptResult | RejectResult
         if options["action"] == "accept":
             result = improvement_accept(options["id"], **review)
         else:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from api.cli.base import PROJECT_HELP, OperationCommand, given
+from api.cli.base import OperationCommand, flag_help, given
 from graph.ops.learn import LEARN
 
 
@@ -15,18 +15,25 @@ class Command(OperationCommand):
     operation = LEARN
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
+        op = self.operation
         # Required by the operation, which names a missing one (flags or --input).
-        parser.add_argument("--error", help="What went wrong (required).")
-        parser.add_argument("--fix", help="What fixed it (required).")
-        parser.add_argument("--root-cause", default=None, help="Why it happened.")
-        parser.add_argument("--prevention", default=None, help="How to prevent it next time.")
+        parser.add_argument("--error", help=flag_help(op, "error"))
+        parser.add_argument("--fix", help=flag_help(op, "fix"))
+        parser.add_argument("--root-cause", default=None, help=op.field_help("root_cause"))
+        parser.add_argument("--prevention", default=None, help=op.field_help("prevention"))
         parser.add_argument(
             "--severity",
-            choices=["critical", "major", "minor"],
+            choices=op.field_choices("severity"),
             default=None,
-            help="Severity (default minor).",
+            help=op.field_help("severity"),
         )
-        parser.add_argument("--project", default=None, help=PROJECT_HELP)
+        # The field's two kinds of value as two flags: --project takes an id (`--project
+        # false` names a project "false"), --no-project sends `false`.
+        parser.add_argument(
+            "--project",
+            default=None,
+            help=f"{op.field_help('project')} This flag takes an id; for `false`, --no-project.",
+        )
         parser.add_argument(
             "--no-project", action="store_true", help="A general lesson that belongs to no project."
         )

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli.base import OperationCommand, given
+from api.cli.base import OperationCommand, flag_help, given
 from graph.ops.user_patterns import CATEGORIES, USER_PATTERNS, UserPatternsOutput, render_markdown
 
 
@@ -15,14 +15,14 @@ class Command(OperationCommand):
     operation = USER_PATTERNS
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
+        op = self.operation
         parser.add_argument(
             "--category",
             action="append",
             choices=CATEGORIES,
             dest="categories",
-            help="Only this category (repeatable). Default: all.",
+            help=flag_help(op, "categories", repeatable=True),
         )
-        op = self.operation
         parser.add_argument("--project", help=op.field_help("project"))
         parser.add_argument(
             "--cross-project", action="store_true", help=op.field_help("cross_project")

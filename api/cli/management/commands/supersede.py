@@ -7,11 +7,11 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli.base import PROVENANCE_OPTIONS, OperationCommand, add_provenance_arguments, given
+from api.cli.base import ProvenanceCommand, flag_help, given
 from graph.ops.supersede import SUPERSEDE
 
 
-class Command(OperationCommand):
+class Command(ProvenanceCommand):
     help = SUPERSEDE.summary
     operation = SUPERSEDE
 
@@ -24,21 +24,19 @@ class Command(OperationCommand):
             "--obs",
             action="append",
             dest="observations",
-            help=f"{op.field_help('observations')} Repeatable.",
+            help=flag_help(op, "observations", repeatable=True),
         )
         parser.add_argument("--type", help=op.field_help("type"))
         parser.add_argument("--title", help=op.field_help("title"))
         parser.add_argument(
-            "--tag", action="append", dest="tags", help=f"{op.field_help('tags')} Repeatable."
+            "--tag", action="append", dest="tags", help=flag_help(op, "tags", repeatable=True)
         )
         parser.add_argument("--why", help=op.field_help("why"))
-        add_provenance_arguments(parser, op)
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
         return given(
             options,
             "name", "id", "new_name", "observations", "type", "title", "tags", "why",
-            *PROVENANCE_OPTIONS,
         )  # fmt: skip
 
     def render(self, result: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli.base import PROJECT_HELP, OperationCommand, given
+from api.cli.base import OperationCommand, given
 from graph.ops.task_state import FIELDS, TASK_STATE, read_task_state, task_state_freshness
 
 
@@ -19,11 +19,8 @@ class Command(OperationCommand):
     operation = TASK_STATE
 
     def add_operation_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--goal", default=None, help="What this work is for.")
-        parser.add_argument("--next", default=None, help="The next concrete step.")
-        parser.add_argument("--blocked", default=None, help="What is standing in the way.")
-        parser.add_argument("--done", default=None, help="What was just finished.")
-        parser.add_argument("--project", default=None, help=PROJECT_HELP)
+        for name in (*FIELDS, "project"):
+            parser.add_argument(f"--{name}", default=None, help=self.operation.field_help(name))
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
         return given(options, *FIELDS, "project")

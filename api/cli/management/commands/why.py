@@ -55,12 +55,17 @@ class Command(MemeshCommand):
     help = "Which commits touched a file (local git), and what memesh remembers about them."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("file", help="The file, relative to the current directory.")
+        # `file` and `limit` are the operation's fields; the CLI also reads the file's git
+        # history itself (relative to where it runs), where REST callers pass `commits`.
+        parser.add_argument(
+            "file", help=f"{WHY.field_help('file')} Relative to the current directory."
+        )
         parser.add_argument(
             "--line", type=int, help="Attribute this one line (git blame) instead of the history."
         )
+        limit = WHY.input_model.model_fields["limit"].default
         parser.add_argument(
-            "--limit", type=int, default=10, help="Commits inspected, 1-50 (default 10)."
+            "--limit", type=int, default=limit, help=f"{WHY.field_help('limit')} Default {limit}."
         )
         parser.add_argument(
             "--json", action="store_true", help="The full result, as POST /v1/why answers it."

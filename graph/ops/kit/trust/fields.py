@@ -73,18 +73,27 @@ TTL_HOURS_HELP = (
 )
 INCLUDE_EXPIRED_HELP = "Also return memories whose `ttl_hours` has run out."
 
+# The provenance inputs, each declared once with its limits and description and taken as
+# `name: <Field> = None` by every model that accepts it (remember, ProvenanceInput below), so
+# their schemas cannot drift apart. Absent means "not given": each defaults to None.
+SourceField = Annotated[SourceText | None, Field(description=SOURCE_HELP)]
+ConfidenceField = Annotated[ConfidenceValue | None, Field(description=CONFIDENCE_HELP)]
+InvalidationTagField = Annotated[InvalidationTag | None, Field(description=INVALIDATION_TAG_HELP)]
+InvalidationConditionField = Annotated[
+    ConditionText | None, Field(description=INVALIDATION_CONDITION_HELP)
+]
+KindField = Annotated[KindName | None, Field(description=KIND_HELP)]
+ParentIdField = Annotated[MemoryId | None, Field(description=PARENT_ID_HELP)]
+TtlHoursField = Annotated[TtlHours | None, Field(description=TTL_HOURS_HELP)]
+
 
 class ProvenanceInput(StrictInput):
     """The provenance fields of a write that creates a memory (supersede, the peer's remember
-    and supersede): one declaration, so their names, limits and descriptions stay the same."""
+    and supersede); remember declares the same fields in its own order."""
 
-    source: SourceText | None = Field(default=None, description=SOURCE_HELP)
-    confidence: ConfidenceValue | None = Field(default=None, description=CONFIDENCE_HELP)
-    invalidation_tag: InvalidationTag | None = Field(
-        default=None, description=INVALIDATION_TAG_HELP
-    )
-    invalidation_condition: ConditionText | None = Field(
-        default=None, description=INVALIDATION_CONDITION_HELP
-    )
-    kind: KindName | None = Field(default=None, description=KIND_HELP)
-    ttl_hours: TtlHours | None = Field(default=None, description=TTL_HOURS_HELP)
+    source: SourceField = None
+    confidence: ConfidenceField = None
+    invalidation_tag: InvalidationTagField = None
+    invalidation_condition: InvalidationConditionField = None
+    kind: KindField = None
+    ttl_hours: TtlHoursField = None

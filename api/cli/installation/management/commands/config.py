@@ -1,16 +1,18 @@
 """`memesh config list | set <key> <value> | unset <key>`: the configuration file, through the
-same service as GET/POST /v1/config (dream/config.py). Every key prints as `***`."""
+same service as GET/POST /v1/config (core/config_sections.py; `list` adds the capabilities,
+dream/capabilities.py). Every key prints as `***`."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from django.core.management.base import CommandParser
 
 from api.cli.base import MemeshCommand
-from core import config_store
-from dream import config
+from core import config_sections, config_store
+from dream import capabilities
 
 
 class Command(MemeshCommand):
@@ -32,15 +34,15 @@ class Command(MemeshCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         action = options["action"]
         if action == "list":
-            result: dict[str, Any] = config.config_get()
+            result: Mapping[str, Any] = capabilities.config_get()
         else:
             from dream.tasks import config_saved  # imports Celery: only on a write
 
             if action == "set":
-                value = config.parse_cli_value(options["value"])
-                change = config.config_set(options["key"], value)
+                value = config_sections.parse_cli_value(options["value"])
+                change = config_sections.config_set(options["key"], value)
             else:
-                change = config.config_unset(options["key"])
+                change = config_sections.config_unset(options["key"])
             result = {"config": config_saved(change)}
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))

@@ -10,7 +10,7 @@ from django.core.management.base import CommandParser
 
 from api.cli.base import MemeshCommand
 from graph.embedding import provider
-from graph.indexing import vectors
+from graph.indexing import embedding_pass
 
 
 class Command(MemeshCommand):
@@ -20,7 +20,7 @@ class Command(MemeshCommand):
         parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = vectors.embed_pending()
+        report = embedding_pass.embed_pending()
         data = {
             "embedded": report.embedded,
             "failed": report.failed,

@@ -19,7 +19,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 from tqdm import tqdm
 
-from api.cli.base import MemeshCommand
+from api.cli.base import MemeshCommand, model_field_help
 from core.errors import InvalidInput, InvalidParameter
 from graph.maintenance.project_rename import (
     ProjectListOutput,
@@ -45,36 +45,56 @@ class Command(MemeshCommand):
             "backfill-relations",
             help="Connect orphan entities and evidence with heuristic relations (no LLM).",
         )
-        back.add_argument("--project", help="Restrict to one project.")
+
+        # The flags of BackfillInput's fields, with their descriptions; a default is argparse's
+        # own (%(default)s). --dry-run and --all-rules are the command's own spellings, and
+        # --no-evidence-links sets `evidence_links` to false.
+        def back_help(name: str) -> str:
+            return model_field_help(BackfillInput, name)
+
+        back.add_argument("--project", help=back_help("project"))
         mode = back.add_mutually_exclusive_group()
         mode.add_argument(
             "--dry-run", action="store_true", help="List what would be created (the default)."
         )
-        mode.add_argument("--apply", action="store_true", help="Create the relations.")
-        back.add_argument("--max-per-source", type=int, default=3, help="Edges per source (3).")
+        mode.add_argument("--apply", action="store_true", help=back_help("apply"))
         back.add_argument(
-            "--min-shared-tags", type=int, default=2, help="Topical tags shared, rule 1 (2)."
+            "--max-per-source",
+            type=int,
+            default=3,
+            help=f"{back_help('max_per_source')} Default %(default)s.",
         )
         back.add_argument(
-            "--session-cooccurrence", action="store_true", help="Enable rule 3 (co-created)."
+            "--min-shared-tags",
+            type=int,
+            default=2,
+            help=f"{back_help('min_shared_tags')} Default %(default)s.",
         )
         back.add_argument(
-            "--name-tokens", action="store_true", help="Enable rule 4 (shares-name-tokens)."
+            "--session-cooccurrence",
+            action="store_true",
+            help=f"{back_help('session_cooccurrence')} Relation: co-created.",
         )
         back.add_argument(
-            "--min-jaccard", type=float, default=0.5, help="Jaccard threshold, rule 4 (0.50)."
+            "--name-tokens",
+            action="store_true",
+            help=f"{back_help('name_tokens')} Relation: shares-name-tokens.",
+        )
+        back.add_argument(
+            "--min-jaccard",
+            type=float,
+            default=0.5,
+            help=f"{back_help('min_jaccard')} Default %(default)s.",
         )
         back.add_argument("--all-rules", action="store_true", help="Enable all five rules.")
         back.add_argument(
             "--no-evidence-links", action="store_true", help="Disable rule 5 (evidences)."
         )
         back.add_argument(
-            "--include-archived", action="store_true", help="Archived entities take part too."
+            "--include-archived", action="store_true", help=back_help("include_archived")
         )
         back.add_argument(
-            "--reset-idempotency",
-            action="store_true",
-            help="Reconsider the orphans earlier runs attempted (kg_backfill_processed_v1).",
+            "--reset-idempotency", action="store_true", help=back_help("reset_idempotency")
         )
         back.add_argument("--json", action="store_true", help="Print the result as JSON.")
 
@@ -83,10 +103,17 @@ class Command(MemeshCommand):
             help="List project tags, or rename/merge one project:<id> tag into another.",
         )
         ren.add_argument("names", nargs="*", metavar="OLD NEW", help="Same as --from OLD --to NEW.")
-        ren.add_argument("--from", dest="from_project", help="The project id to rewrite.")
-        ren.add_argument("--to", dest="to_project", help="The project id it becomes.")
+
+        # ProjectRenameInput's fields; OLD NEW is the command's shorter spelling of the two.
+        def rename_help(name: str) -> str:
+            return model_field_help(ProjectRenameInput, name)
+
+        ren.add_argument("--from", dest="from_project", help=rename_help("from_project"))
+        ren.add_argument("--to", dest="to_project", help=rename_help("to_project"))
         ren.add_argument(
-            "--apply", action="store_true", help="Write (backs the database up first)."
+            "--apply",
+            action="store_true",
+            help=f"{rename_help('apply')} The database is backed up first.",
         )
         ren.add_argument("--json", action="store_true", help="Print the result as JSON.")
 

@@ -60,12 +60,11 @@ class Command(MemeshCommand):
         if options["discard_generation"]:
             info = reindex.discard_generation()
             text = (
-                f"Discarded half-built generation(s) {info['generations']} "
-                f"({info['rows']} vectors)."
-                if info["discarded"]
+                f"Discarded half-built generation(s) {info.generations} ({info.rows} vectors)."
+                if info.discarded
                 else "Nothing to discard."
             )
-            self._out(as_json, info, text)
+            self._out(as_json, info.as_json(), text)
             return
         with self._progress(as_json) as bar:
             update = bar.update if bar is not None else None

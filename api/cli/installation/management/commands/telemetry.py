@@ -43,7 +43,7 @@ class Command(MemeshCommand):
             return
         self._render(summary)
 
-    def _render(self, summary: dict[str, Any]) -> None:
+    def _render(self, summary: telemetry.TelemetrySummary) -> None:
         days = summary["window_days"]
         if not summary["summaries"]:
             self.stdout.write(f"No LLM calls in the last {days} days.")

@@ -1,0 +1,108 @@
+"""Reading one session transcript file (JSONL, one record a line), whichever host wrote it.
+
+- **Lines.** A file is split at `\n` only (a record's text may hold U+2028 and other
+  characters `str.splitlines` would split at), decoded as UTF-8 with bad bytes replaced, and
+  parsed with core/json_limits.py's bounds. A line that is not a JSON object — the last line
+  of a file the host is still writing, a line nested too deep — is skipped and counted, never
+  an error; blank lines are not counted.
+- **Size.** `tail_bytes` reads only the last that many bytes, from the first whole line in
+  them (a hook reads the turn that just ended; the earlier ones were read by the hooks that
+  ended them). Without it the whole file is read, streamed, keeping only the turns the view
+  keeps: transcript mining counts what it has read in turns from the file's start, so it must
+  see them all.
+- **Formats.** Each record goes to the one host format its shape names (FORMATS); a format
+  turns it into a Record and owns the rules for what it skips. A new host is one more entry.
+- **Views.** What a reader keeps of each turn: `conversation_turn` (the cleaned text, for
+  mining) or `as_recorded` (everything, for the hooks).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from core import json_limits
+from core.transcripts import claude_code, codex
+from core.transcripts.conversation import conversation_turn
+from core.transcripts.turns import Record, Session, Turn
+
+View = Callable[[Turn], Turn | None]
+RecordShape = Callable[[dict[str, object]], bool]
+RecordParser = Callable[[dict[str, object]], Record]
+
+# (does the record have this host's shape, how the host's records read), first match wins.
+FORMATS: tuple[tuple[RecordShape, RecordParser], ...] = (
+    (codex.is_record, codex.parse),
+    (claude_code.is_record, claude_code.parse),
+)
+
+
+def parse_record(record: dict[str, object]) -> Record:
+    """`record` read by the host format its shape names; no turn when none claims it."""
+    for has_shape, parse in FORMATS:
+        if has_shape(record):
+            return parse(record)
+    return Record(None)
+
+
+def record_turn(record: dict[str, object]) -> Turn | None:
+    """The conversation turn `record` holds, or None (no turn, or nothing but tool traffic and
+    injected context)."""
+    turn = parse_record(record).turn
+    return conversation_turn(turn) if turn is not None else None
+
+
+def read_session(
+    path: Path, *, view: View = conversation_turn, tail_bytes: int | None = None
+) -> Session:
+    """The session file at `path` as the turns `view` keeps (the module docstring says how it
+    is read). A file that cannot be opened or read raises OSError."""
+    turns: list[Turn] = []
+    session_id, cwd, skipped = "", "", 0
+    with path.open("rb") as handle:
+        truncated = _seek_tail(handle, tail_bytes)
+        for raw in handle:
+            line = raw.strip()
+            if not line:
+                continue
+            record = _decoded(line)
+            if record is None:
+                skipped += 1
+                continue
+            parsed = parse_record(record)
+            session_id = session_id or parsed.session_id
+            cwd = cwd or parsed.cwd
+            kept = view(parsed.turn) if parsed.turn is not None else None
+            if kept is not None:
+                turns.append(kept)
+    return Session(
+        session_id=session_id or path.stem,
+        path=path,
+        turns=tuple(turns),
+        cwd=cwd,
+        skipped_lines=skipped,
+        truncated=truncated,
+    )
+
+
+def _seek_tail(handle: BinaryIO, tail_bytes: int | None) -> bool:
+    """Move to the first whole line of the file's last `tail_bytes`; whether any was left out."""
+    if tail_bytes is None:
+        return False
+    size = os.fstat(handle.fileno()).st_size
+    if size <= tail_bytes:
+        return False
+    handle.seek(size - tail_bytes - 1)
+    if handle.read(1) != b"\n":
+        handle.readline()  # the rest of a line that began before the tail
+    return True
+
+
+def _decoded(line: bytes) -> dict[str, object] | None:
+    try:
+        record = json_limits.loads(line.decode("utf-8", errors="replace"))
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
