@@ -1,6 +1,6 @@
 """The operations the transports serve, in the order they list them: the graph's
 (graph/ops/registry.py), then the dream app's (the demo tour, dream/demo.py; the
-work_package and improvement tools, dream/work_package.py and dream/improvement.py) and
+work_package and improvement tools, dream/work_package/operation.py and dream/improvement.py) and
 the agents app's (`message`, messaging/operation.py), which graph cannot list itself (DESIGN §2:
 graph never imports proposals or agents). REST routes, the OpenAPI
 document, MCP's tools/list and `memesh export-schema` are generated from this one list.
@@ -8,7 +8,8 @@ document, MCP's tools/list and `memesh export-schema` are generated from this on
 
 from __future__ import annotations
 
-from dream import demo, improvement, work_package
+from dream import demo, improvement
+from dream.work_package import operation as work_package
 from graph.ops import registry
 from graph.ops.kit.operation import Operation
 from messaging import operation as agent_messages

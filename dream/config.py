@@ -7,7 +7,7 @@ DreamConfig.ready() registers these):
   key only through an explicit `keepKeyFrom: <index it had in the loaded chain>`, honoured only
   when that stored entry has the same provider, and stripped before saving.
 - `language`: the language generated memories are written in (≤ 60 chars; unset: English).
-- `transcriptMining`: scheduled transcript mining (dream/transcript_mining.py reads it).
+- `transcriptMining`: scheduled transcript mining (dream/mining/service.py reads it).
 
 Their shapes are dream/llm/settings.py's; the chain that reads `llm` and `llmFallbacks` is
 dream/llm/chain.py.

@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from core.redact import redact
 from core.transcripts import claude_projects_dir
-from dream import mining_state
+from dream.mining import state as mining_state
+from dream.mining.service import mining_switch
 from dream.passes import llm_configured
-from dream.transcript_mining import mining_switch
 from graph import doctor as graph_doctor
 from graph.doctor import Check
 

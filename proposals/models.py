@@ -51,7 +51,7 @@ class Proposal(models.Model):
     # relation: {from, to, relation, verdict, rationale}; memory: {name, type, title?,
     # observations, tags, evidence?, source: {transcript, sessionId, turns, at, excerpt?}};
     # improvement: {title, description, origin}. A work package's result carries
-    # `origin: {by: "agent", host, packageId}` (dream/work_package.py).
+    # `origin: {by: "agent", host, packageId}` (dream/work_package/operation.py).
     proposed = models.JSONField(default=dict)
     llm_model = models.CharField(max_length=200, blank=True, default="")
     prompt_version = models.CharField(max_length=50, blank=True, default="")

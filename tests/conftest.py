@@ -125,7 +125,7 @@ def transcript_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     (tests/transcripts.py installs them) and no mining state before or after."""
     from django.conf import settings
 
-    from dream.mining_state import state_path
+    from dream.mining.state import state_path
 
     project = (tmp_path / "project").resolve()
     project.mkdir()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dream.work_package_sources import digest_select, has_transcripts
+from dream.work_package.sources import digest_select, has_transcripts
 
 HEADING = "memesh work package"
 

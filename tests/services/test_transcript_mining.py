@@ -1,4 +1,4 @@
-"""Transcript mining (dream/transcript_mining.py) against a fake OpenAI-compatible LLM
+"""Transcript mining (dream/mining/service.py) against a fake OpenAI-compatible LLM
 server, the real SQLite database and the deterministic embedder's vector index: a fake Claude
 folder whose sessions hold decisions, a pasted secret and a lesson the graph already has
 stages exactly the right proposals, and says what it dropped and skipped, and why."""
@@ -14,9 +14,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from core.config_sections import config_update
-from dream import mining_state
 from dream.llm.errors import LLMNotConfigured
-from dream.transcript_mining import transcripts_mine
+from dream.mining import state as mining_state
+from dream.mining.service import transcripts_mine
 from graph.models import Entity
 from graph.project import project_id
 from proposals.decisions import proposal_accept, proposal_reject

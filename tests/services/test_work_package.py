@@ -1,4 +1,4 @@
-"""work_package (dream/work_package.py) against the real SQLite database and a fake Claude
+"""work_package (dream/work_package/operation.py) against the real SQLite database and a fake Claude
 Code folder: packages are bounded, fenced and masked; a submission is checked for scope and
 freshness and validated strictly, then staged as one pending proposal like the dream's; a
 deferral (and a prepare) leaves the database byte for byte as it was; no action applies."""
@@ -17,8 +17,8 @@ from core import fence, paths
 from core.errors import MemeshError
 from dream import prompts
 from dream.dreamer import MAX_CLUSTER
-from dream.work_package import WORK_PACKAGE
-from dream.work_package_sources import MAX_TRANSCRIPT_CHARS, MAX_TRANSCRIPT_TURNS
+from dream.work_package.operation import WORK_PACKAGE
+from dream.work_package.sources import MAX_TRANSCRIPT_CHARS, MAX_TRANSCRIPT_TURNS
 from graph.models import Entity
 from graph.ops.kit.operation import CallContext
 from proposals.decisions import proposal_reject

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from core.config_sections import config_update
-from dream import mining_state
+from dream.mining import state as mining_state
 from graph.embedding import provider
 from graph.indexing import embedding_pass, generations
 from tests.fakes.embedding_server import FakeEmbeddingServer

@@ -67,7 +67,7 @@ class CallContext:
     # The caller's workspace roots, where the transport knows them: over MCP the ones the
     # client lists (roots/list; empty when it lists none), for an operation that asks for
     # them (Operation.wants_workspace_roots); None on REST and the CLI, whose callers name a
-    # root in the input instead (dream/work_package.py).
+    # root in the input instead (dream/work_package/operation.py).
     workspace_roots: tuple[str, ...] | None = None
 
     @property

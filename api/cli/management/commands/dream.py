@@ -2,7 +2,7 @@
 terminal. Each subcommand calls the same function as its REST route or Celery task; errors
 print the failure envelope on stderr with --json (else a message naming the errorCode) and
 exit 1 (api/cli/base.py). `dream run --from-transcripts` mines this directory's project's Claude
-Code sessions instead (dream/transcript_mining.py); a `--if-due` run that is not due
+Code sessions instead (dream/mining/service.py); a `--if-due` run that is not due
 prints why and exits 0. Flags that do not go together are a usage error (exit 2)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from django.core.management.base import CommandParser
 from api.cli.base import MemeshCommand, invocation_directory, model_field_help
 from core.errors import Failure, InvalidInput
 from dream import conflicts, dreamer, patterns
-from dream import transcript_mining as mining
+from dream.mining import service as mining
 from dream.patterns import DEFAULT_MIN_SIGNAL
 from proposals import decisions, schemas, selectors
 from proposals.models import ReviewChannel

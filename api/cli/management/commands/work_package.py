@@ -1,7 +1,8 @@
-"""`memesh work-package prepare|submit|defer` (POST /v1/work_package; dream/work_package.py):
-prepare one bounded package for an agent, submit its one result for human review, or defer.
-The workspace root of a transcript package is --workspace-root, else this directory; a
-person reviews what is submitted with `memesh dream accept|reject` or at /review/."""
+"""`memesh work-package prepare|submit|defer` (POST /v1/work_package;
+dream/work_package/operation.py): prepare one bounded package for an agent, submit its one result
+for human review, or defer. The workspace root of a transcript package is --workspace-root, else
+this directory; a person reviews what is submitted with `memesh dream accept|reject` or at /review/.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from django.core.management.base import CommandParser
 
 from api.cli.base import OperationCommand, cli_context, given, invocation_directory
 from core.errors import InvalidInput
-from dream.work_package import WORK_PACKAGE
+from dream.work_package.operation import WORK_PACKAGE
 from graph.ops.kit.operation import CallContext
 
 

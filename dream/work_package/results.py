@@ -25,14 +25,14 @@ from core.errors import InvalidInput
 from core.redact import find_secret
 from dream import prompts
 from dream.dreamer import Cluster, digest_name
-from dream.passes import DIGEST_TYPE
-from dream.transcript_mining import (
+from dream.mining.service import (
     MAX_NAME_CHARS,
     MAX_OBSERVATION_CHARS,
     MAX_TITLE_CHARS,
     sanitised,
     secret_in,
 )
+from dream.passes import DIGEST_TYPE
 from graph.ops.kit.fields import StrictInput, stripped_not_blank
 from graph.ops.kit.operation import validated
 from graph.project_tags import PROJECT_TAG_PREFIX

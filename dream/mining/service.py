@@ -7,7 +7,7 @@ the sessions):
 1. `--if-due` first asks whether a run is due: the `transcriptMining` switch is on
    (MEMESH_TRANSCRIPT_MINING, when set, wins over config.json) and at least
    `min_interval_hours` passed since the project's last completed run
-   (dream/mining_state.py). Not due: nothing is read, and the answer says why.
+   (dream/mining/state.py). Not due: nothing is read, and the answer says why.
 2. Each session's turns not read before (mining_state) go to the LLM in chunks of at most
    MAX_CHUNK_CHARS, oldest session first, one call per chunk against `max_llm_calls`. Every
    secret the capture-path detector finds (core/redact.py) is masked in what the
@@ -15,7 +15,7 @@ the sessions):
 3. Each candidate is sanitised (injected tags, escapes and control characters removed,
    whitespace collapsed, lengths capped), dropped whole when any of its text holds a secret
    (the detector is named in `droppedSecrets`), skipped when the vector index recall uses
-   finds a memory it restates (dream/mined_duplicates.py; listed in `skippedDuplicates`),
+   finds a memory it restates (dream/mining/duplicates.py; listed in `skippedDuplicates`),
    and otherwise staged.
 4. A session is marked read up to the last chunk that was answered; a failed or unparseable
    call leaves the rest for the next run. A completed run (not a dry run) advances the
@@ -38,9 +38,10 @@ from django.utils import timezone
 from core import transcripts
 from core.config_sections import config_load
 from core.redact import find_secret, mask_secrets
-from dream import mining_state, prompts
+from dream import prompts
 from dream.llm.types import LLMRequest, LLMUnavailable
-from dream.mined_duplicates import DuplicateCheck, candidate_text
+from dream.mining import state as mining_state
+from dream.mining.duplicates import DuplicateCheck, candidate_text
 from dream.passes import Budget, pass_start
 from graph.project import project_id, project_root, project_tag
 from proposals.models import ProposalKind, ProposalStatus

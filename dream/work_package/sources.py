@@ -1,4 +1,4 @@
-"""What a work package is made of (dream/work_package.py serves it): the material of one
+"""What a work package is made of (dream/work_package/operation.py serves it): the material of one
 package, found again from its id alone, and the hashes that say whether it is still what was
 prepared. Nothing here writes.
 

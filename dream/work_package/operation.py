@@ -3,7 +3,7 @@ agent guide's step 4 — an agent already running does the dream's work on one b
 and a person reviews what it made. docs/work-packages.md is the user's page.
 
 - `prepare` (read-only): one package — `kind: "digest"`, the calendar-selected week of
-  episodic memories the dreamer would digest (dream/work_package_sources.py), or
+  episodic memories the dreamer would digest (dream/work_package/sources.py), or
   `kind: "transcript"`, the last visible turns of the newest Claude Code session under the
   caller's one matching workspace root. The package is bounded, its material fenced as
   untrusted data after the dream prompts' preamble (dream/prompts.py) and masked of
@@ -11,7 +11,7 @@ and a person reviews what it made. docs/work-packages.md is the user's page.
   and `workspace_hash` (scope). Nothing is stored: the id alone finds the material again.
 - `submit`: the package id, both hashes and one result. The scope and the sources are checked
   again (`work_package.workspace-mismatch`, `work_package.stale`), the result validated
-  strictly (dream/work_package_results.py), and ONE pending proposal staged through
+  strictly (dream/work_package/results.py), and ONE pending proposal staged through
   proposal_stage, as the LLM flows stage theirs: a digest proposal over the week's memories,
   or a memory proposal that keeps the package's turns (masked) for the review page to show
   beside it. Its `origin` says an agent made it. It waits at /review/ like any proposal.
@@ -37,11 +37,11 @@ from pydantic import Field
 from core.errors import InvalidInput
 from core.redact import mask_secrets
 from dream import prompts
-from dream import work_package_sources as sources
 from dream.dreamer import MIN_CLUSTER
+from dream.mining.service import SOURCE_TAG, TRANSCRIPT_SOURCE
 from dream.passes import configured_language, load_memories, normalise_project
-from dream.transcript_mining import SOURCE_TAG, TRANSCRIPT_SOURCE
-from dream.work_package_results import digest_proposed, memory_proposed, result_schema
+from dream.work_package import sources
+from dream.work_package.results import digest_proposed, memory_proposed, result_schema
 from graph.ops.kit.fields import Output, StrictInput
 from graph.ops.kit.operation import CallContext, Operation, ToolHints
 from graph.project import project_id
