@@ -2,11 +2,11 @@
 content it becomes — the same content the LLM flows stage for the same material:
 
 - a digest result is what the dreamer asks its model for (`{name, title, observations}`); it
-  goes through the dreamer's own reply parser (proposals/prompts.parse_digest) and is named
-  like the dreamer's digests (proposals/dreamer.digest_name);
+  goes through the dreamer's own reply parser (dream/prompts.py, `parse_digest`) and is named
+  like the dreamer's digests (dream/dreamer.py, `digest_name`);
 - a transcript result is one memory as transcript mining asks for them (`{type, name, title,
   observations, evidence}`); it goes through the miner's parser (prompts.parse_mined) and
-  sanitiser (proposals/transcript_mining.sanitised).
+  sanitiser (dream/mining/service.py, `sanitised`).
 
 Stricter than a model's reply, which is read leniently: an agent is a caller with a schema.
 Unknown keys, wrong types, empty or over-long text and too many observations are refused
