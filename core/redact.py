@@ -71,7 +71,7 @@ SECRET_KINDS: tuple[SecretKind, ...] = (
     # scheme://user:password@host -> scheme://***@host
     SecretKind(
         "url-credentials",
-        re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@:]+(?::[^/\s@]*)?@"),
+        re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@:]+(?::[^/\s@]*)?(?=@)"),
         refuses_capture=False,  # ssh://git@host names a user, not a secret
         keeps_prefix=True,
     ),

@@ -76,7 +76,7 @@ SECRETS = [
 # Masked in output, but ordinary prose in a capture: a user in a URL, a bare word after
 # "Bearer", a short `sk-` word, a placeholder assignment.
 OUTPUT_ONLY = [
-    ("clone ssh://deploy@git.internal/widget.git", "clone ssh://***"),
+    ("clone ssh://deploy@git.internal/widget.git", "clone ssh://***@git.internal/widget.git"),
     ("the server echoed Bearer opaque-value back", "Bearer ***"),
     ("key sk-abc123 was rotated", "key *** was"),
     ("token: <your token>", "token: ***"),
