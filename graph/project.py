@@ -18,6 +18,8 @@ import os
 import re
 from pathlib import Path
 
+from core.invocation import caller_directory
+
 # Matches the path part of https://host/owner/repo(.git), ssh://git@host/owner/repo,
 # git@host:owner/repo.git and file paths; keeps the last two segments.
 _SLUG = re.compile(r"([^/:\\]+)[/:\\]([^/:\\]+?)(?:\.git)?/*$")
@@ -68,8 +70,9 @@ def slug_from_url(url: str) -> str | None:
 
 
 def project_id(directory: str | os.PathLike[str] | None = None) -> str:
-    """The project identity of `directory` (default: the current working directory)."""
-    start = Path(directory or os.getcwd()).resolve()
+    """The project identity of `directory` (default: the directory the command was started in,
+    core/invocation.py)."""
+    start = Path(directory or caller_directory()).resolve()
     found = _git_dir(start)
     if found is not None:
         top, git_dir = found
@@ -85,8 +88,8 @@ def project_id(directory: str | os.PathLike[str] | None = None) -> str:
 
 def project_root(directory: str | os.PathLike[str] | None = None) -> Path:
     """The folder a project's files live in: the top folder of the git repository holding
-    `directory` (default: the current working directory), else `directory` itself."""
-    start = Path(directory or os.getcwd()).resolve()
+    `directory` (default: the directory the command was started in), else `directory` itself."""
+    start = Path(directory or caller_directory()).resolve()
     found = _git_dir(start)
     return found[0] if found is not None else start
 

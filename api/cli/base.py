@@ -30,7 +30,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from pydantic import BaseModel
 
 from api.envelope import known_failure
-from api.invocation import invocation_directory
 from core import json_limits
 from core.db.schema import migrate_if_needed
 from core.errors import Failure, InvalidInput
@@ -115,7 +114,7 @@ def cli_context() -> CallContext:
 
     return CallContext(
         source_host="cli",
-        project=project_id(invocation_directory.get()),
+        project=project_id(),
         # Who the caller is to other agents (`memesh message`: messaging/operation.py).
         recipient=settings.MEMESH_RECIPIENT or None,
     )

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from api.cli.forward import HELP_ARGS, MAX_STDIN_BYTES, READS_STDIN, forwardable
-from api.invocation import invocation_directory
+from core.invocation import invocation_directory
 
 PROG = "memesh"
 CLI_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memesh-cli")

@@ -5,7 +5,7 @@ it must have — a field of another type is treated as absent, never trusted.
 
 The project is the one of the payload's `cwd` (an existing absolute directory), else of the
 directory the command was started in (the caller's, when `memesh serve` runs it:
-api/invocation.py).
+core/invocation.py).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from api.invocation import invocation_directory
 from core import json_limits
+from core.invocation import caller_directory
 from graph.project import project_id
 
 # graph/ops/kit/fields.py SessionId: visible ASCII, at most 128 characters.
@@ -57,7 +57,7 @@ class HookPayload:
 
     @property
     def cwd(self) -> str:
-        return self.reported_cwd or invocation_directory.get() or os.getcwd()
+        return self.reported_cwd or caller_directory()
 
     @cached_property
     def project(self) -> str:

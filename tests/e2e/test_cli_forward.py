@@ -138,3 +138,31 @@ def test_the_cli_route_answers_only_its_own_user(server: Served, home: Path) -> 
     ran = httpx.post(f"{server.base}{cli_forward.CLI_PATH}", json=body, headers=headers)
     assert ran.status_code == 200
     assert ran.json()["exit"] == 0
+
+
+# Each forwarded command that reads the caller's directory (its project, its repository).
+PROJECT_AWARE = [
+    ("briefing", "--json"),
+    ("briefing", "--index", "--json"),
+    ("recall", "heron", "--json"),
+    ("patterns", "--json"),
+    ("ping", "--json"),
+]
+
+
+def test_a_project_aware_command_answers_the_same_forwarded_or_not(
+    server: Served, home: Path, tmp_path: Path
+) -> None:
+    """Run from a repository that is not the server's directory, each command gives the
+    answer it gives in process: the server binds the caller's directory, not its own."""
+    repo = git_repo(tmp_path / "gadget", "git@github.com:acme/gadget.git")
+    stored = cli(home, "remember", "--name", "heron-note", "--type", "decision", "--obs",
+                 "heron feeds at dawn", "--json", cwd=repo, env=NO_DJANGO)  # fmt: skip
+    assert stored.returncode == 0, stored.stderr
+    for args in PROJECT_AWARE:
+        forwarded = cli(home, *args, cwd=repo, env=NO_DJANGO)
+        local = cli(home, *args, cwd=repo, env={"MEMESH_CLI_LOCAL": "1"})
+        assert forwarded.returncode == local.returncode == 0, (args, forwarded.stderr)
+        assert json.loads(forwarded.stdout) == json.loads(local.stdout), args
+    index = json.loads(cli(home, "briefing", "--index", "--json", cwd=repo, env=NO_DJANGO).stdout)
+    assert index["project"] == "acme/gadget"

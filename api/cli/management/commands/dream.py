@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import getpass
 import json
-import os
 import socket
 from collections.abc import Mapping
 from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli.base import MemeshCommand, invocation_directory, model_field_help
+from api.cli.base import MemeshCommand, model_field_help
 from core.errors import Failure, InvalidInput
+from core.invocation import caller_directory
 from dream import conflicts, dreamer, patterns
 from dream.mining import service as mining
 from dream.patterns import DEFAULT_MIN_SIGNAL
@@ -158,7 +158,7 @@ class Command(MemeshCommand):
             o["min_interval_hours"] or str(mining.DEFAULT_MIN_INTERVAL_HOURS)
         )
         return mining.transcripts_mine(
-            directory=invocation_directory.get() or os.getcwd(),
+            directory=caller_directory(),
             max_llm_calls=_bounded(1, schemas.MAX_TRANSCRIPT_LLM_CALLS, "max-llm-calls")(
                 o["max_llm_calls"]
             ),

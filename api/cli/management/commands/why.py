@@ -21,6 +21,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from api.cli.base import MemeshCommand, cli_context
+from core.invocation import caller_directory
 from graph.capture.git_history import GitAnswer, file_commits
 from graph.ops.why import WHY
 from graph.project import project_id
@@ -77,7 +78,7 @@ class Command(MemeshCommand):
         context = cli_context()
         # The operation's own checks (file, limit) before any git runs.
         WHY.parse({"file": file, "commits": [], "limit": options["limit"]})
-        git = file_commits(file, limit=options["limit"], line=line, cwd=Path.cwd())
+        git = file_commits(file, limit=options["limit"], line=line, cwd=Path(caller_directory()))
         project = project_id(git.toplevel) if git.toplevel else context.project
         payload = {
             "file": file,

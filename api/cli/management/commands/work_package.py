@@ -7,14 +7,14 @@ this directory; a person reviews what is submitted with `memesh dream accept|rej
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli.base import OperationCommand, cli_context, given, invocation_directory
+from api.cli.base import OperationCommand, cli_context, given
 from core.errors import InvalidInput
+from core.invocation import caller_directory
 from dream.work_package.operation import WORK_PACKAGE
 from graph.ops.kit.operation import CallContext
 
@@ -41,7 +41,7 @@ class Command(OperationCommand):
 
     def call_context(self) -> CallContext:
         # The CLI's workspace root is the directory it runs in (a --workspace-root wins).
-        return replace(cli_context(), workspace_roots=(invocation_directory.get() or os.getcwd(),))
+        return replace(cli_context(), workspace_roots=(caller_directory(),))
 
     def payload(self, options: dict[str, Any]) -> dict[str, Any]:
         payload = given(

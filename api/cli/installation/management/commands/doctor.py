@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli.base import MemeshCommand, invocation_directory
+from api.cli.base import MemeshCommand
 from dream import doctor as dream_doctor
 from graph import doctor
 from graph.project import project_root
@@ -41,7 +41,7 @@ class Command(MemeshCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         repair = doctor.fix() if options["fix"] else None
         checks = dream_doctor.run_checks(probe=not options["no_probe"])
-        integrations = host_health.integration_checks(project_root(invocation_directory.get()))
+        integrations = host_health.integration_checks(project_root())
         report = doctor.as_json(checks, integrations)
         if repair is not None:
             report["fix"] = repair.as_json()

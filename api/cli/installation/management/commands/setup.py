@@ -16,7 +16,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from api.cli.base import MemeshCommand, invocation_directory
+from api.cli.base import MemeshCommand
 from graph.project import project_root
 from hosts.plugin import hook_specs, memesh_command
 from hosts.setup import HOSTS, SetupResult, host_setup
@@ -60,7 +60,7 @@ class Command(MemeshCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         scope = options["scope"]
-        project_dir = project_root(invocation_directory.get()) if scope == "project" else None
+        project_dir = project_root() if scope == "project" else None
         result = host_setup(
             options["host"],
             scope,
