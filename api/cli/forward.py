@@ -92,10 +92,19 @@ ANSWER_TIMEOUT_S = 300.0
 _SERVE_OWN = frozenset({LOCAL_ENV, TOKEN_ENV, "MEMESH_SERVE_PID", "MEMESH_HTTP_WORKERS"})
 
 
+# Variables outside MEMESH_* that decide what a command reads: where the agent hosts keep
+# their session files (the Stop hook's notes and transcripts, transcript mining). A server
+# started with other values would answer for another host's files.
+HOST_CONTEXT = ("CLAUDE_CONFIG_DIR", "CODEX_HOME")
+
+
 def environment_fingerprint(env: Mapping[str, str]) -> str:
-    """A digest of the MEMESH_* variables that decide how commands behave."""
+    """A digest of the variables that decide how commands behave: every MEMESH_* one (but
+    serve's own) and HOST_CONTEXT."""
     chosen = sorted(
-        (k, v) for k, v in env.items() if k.startswith("MEMESH_") and k not in _SERVE_OWN
+        (k, v)
+        for k, v in env.items()
+        if (k.startswith("MEMESH_") and k not in _SERVE_OWN) or k in HOST_CONTEXT
     )
     return hashlib.sha256(json.dumps(chosen).encode()).hexdigest()
 

@@ -105,6 +105,9 @@ def test_another_memesh_environment_is_not_answered_by_this_server(
     assert cli_forward.forward(["recall", "x"], {**env, "MEMESH_EMBEDDER": "local"}) is None
     assert cli_forward.forward(["recall", "x"], {**env, "MEMESH_CLI_LOCAL": "1"}) is None
     assert cli_forward.forward(["recall", "x"], {**env, "MEMESH_DB_PATH": "/tmp/other.db"}) is None
+    # Where the agent hosts keep their session files is part of a command's context too.
+    assert cli_forward.forward(["recall", "x"], {**env, "CLAUDE_CONFIG_DIR": "/elsewhere"}) is None
+    assert cli_forward.forward(["recall", "x"], {**env, "CODEX_HOME": "/elsewhere"}) is None
 
 
 def test_without_a_running_server_commands_run_in_process(tmp_path: Path) -> None:
