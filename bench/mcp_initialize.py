@@ -1,5 +1,6 @@
-"""Cold-start latency of `memesh mcp`: process spawn to the `initialize` answer, then to the
-first tool call's answer (which also waits for the background migration), over raw stdio.
+"""Cold-start latency of `memesh mcp`: process spawn to the `initialize` answer, to the
+`tools/list` answer, then to the first tool call's answer (which also waits for the
+background migration), over raw stdio.
 
     .venv/bin/python -m bench.mcp_initialize            # 5 runs, fresh MEMESH_HOME each
     .venv/bin/python -m bench.mcp_initialize --runs 10 --embedder local
@@ -35,6 +36,7 @@ INITIALIZE = {
     },
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
 RECALL = {
     "jsonrpc": "2.0",
     "id": 2,
@@ -48,7 +50,7 @@ def send(pipe: IO[str], message: dict[str, Any]) -> None:
     pipe.flush()
 
 
-def one_run(home: Path, embedder: str) -> tuple[float, float]:
+def one_run(home: Path, embedder: str) -> tuple[float, float, float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMESH_")}
     env.update(MEMESH_HOME=str(home), MEMESH_EMBEDDER=embedder)
     start = time.perf_counter()
@@ -67,6 +69,9 @@ def one_run(home: Path, embedder: str) -> tuple[float, float]:
         json.loads(proc.stdout.readline())
         initialized = time.perf_counter() - start
         send(proc.stdin, INITIALIZED)
+        send(proc.stdin, TOOLS_LIST)
+        json.loads(proc.stdout.readline())
+        listed = time.perf_counter() - start
         send(proc.stdin, RECALL)
         json.loads(proc.stdout.readline())
         first_call = time.perf_counter() - start
@@ -76,45 +81,60 @@ def one_run(home: Path, embedder: str) -> tuple[float, float]:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return initialized, first_call
+    return initialized, listed, first_call
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--embedder", default="local")
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="every run in one home, after a first unmeasured one (a host's second session "
+        "on: the database migrated, the tool list stored by the process before)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     args = parser.parse_args()
     inits: list[float] = []
+    lists: list[float] = []
     calls: list[float] = []
-    for _ in range(args.runs):
-        with tempfile.TemporaryDirectory() as tmp:
-            init, call = one_run(Path(tmp) / "home", args.embedder)
-        inits.append(init)
-        calls.append(call)
+    with tempfile.TemporaryDirectory() as shared:
+        if args.warm:
+            one_run(Path(shared) / "home", args.embedder)
+        for _ in range(args.runs):
+            with tempfile.TemporaryDirectory() as tmp:
+                home = Path(shared if args.warm else tmp) / "home"
+                init, listed, call = one_run(home, args.embedder)
+            inits.append(init)
+            lists.append(listed)
+            calls.append(call)
+    series = (("initialize", inits), ("tools_list", lists), ("first_recall", calls))
     if args.json:
         print(
             json.dumps(
                 {
                     "runs": args.runs,
                     "embedder": args.embedder,
+                    "warm": args.warm,
                     **{
                         label: {
                             "median_ms": round(statistics.median(values) * 1000, 1),
                             "min_ms": round(min(values) * 1000, 1),
                             "max_ms": round(max(values) * 1000, 1),
                         }
-                        for label, values in (("initialize", inits), ("first_recall", calls))
+                        for label, values in series
                     },
                 },
                 indent=2,
             )
         )
         return
-    print(f"memesh mcp cold start, {args.runs} runs, embedder={args.embedder}, fresh database")
-    for label, values in (("initialize", inits), ("first recall", calls)):
+    where = "one home, second session on" if args.warm else "fresh database"
+    print(f"memesh mcp cold start, {args.runs} runs, embedder={args.embedder}, {where}")
+    for label, values in series:
         print(
-            f"  {label:<13} median {statistics.median(values) * 1000:7.0f} ms"
+            f"  {label.replace('_', ' '):<13} median {statistics.median(values) * 1000:7.0f} ms"
             f"   min {min(values) * 1000:7.0f} ms   max {max(values) * 1000:7.0f} ms"
         )
 

@@ -249,6 +249,7 @@ def render_mcp(data: dict[str, Any]) -> list[str]:
                 [label, cold[key]["median_ms"], cold[key]["min_ms"], cold[key]["max_ms"]]
                 for key, label in (
                     ("initialize", "`initialize` answer"),
+                    ("tools_list", "`tools/list` answer"),
                     ("first_recall", "first recall answer"),
                 )
                 if key in cold

@@ -86,3 +86,8 @@ def envpath(name: str, default: Path) -> Path:
 def envsecret(name: str) -> str:
     """A secret exactly as set (a password may begin or end with a space); "" when unset."""
     return os.environ.get(name) or ""
+
+
+def envnames(prefix: str) -> list[str]:
+    """The names of the variables set (to anything but "") that start with `prefix`, sorted."""
+    return sorted(name for name, value in os.environ.items() if name.startswith(prefix) and value)

@@ -10,4 +10,6 @@
   server) in a parsed document and leave everything else as it was.
 - `setup`: which files each host and scope use, and the install or uninstall plan for them.
 - `health`: what is installed where, for `memesh doctor`.
+- `codex_trust`: which of memesh's hooks Codex will skip until the user trusts them, read from
+  the trust records Codex keeps in its config.toml.
 """

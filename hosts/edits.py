@@ -218,6 +218,18 @@ def set_toml_server(path: Path, document: TOMLDocument, server: dict[str, Any]) 
     servers[SERVER_NAME] = entry
 
 
+def with_env_vars(path: Path, current: dict[str, Any] | None, names: list[str]) -> list[str]:
+    """Codex's `env_vars` for memesh's server (the variables Codex passes through from its own
+    environment, beside its whitelist): the names already there, the user's own included, then
+    those of `names` not among them — so a second setup changes nothing."""
+    existing = (current or {}).get("env_vars", [])
+    if not isinstance(existing, list) or not all(isinstance(n, str) for n in existing):
+        raise HostConfigInvalid(
+            f"{path}: mcp_servers.{SERVER_NAME}.env_vars is not a list of names"
+        )
+    return existing + [name for name in names if name not in existing]
+
+
 def remove_toml_server(path: Path, document: TOMLDocument) -> None:
     servers = _toml_servers(path, document)
     if servers is None or SERVER_NAME not in servers:

@@ -7,8 +7,10 @@ and is the memesh running the doctor. A host memesh was never set up in is repor
 not as a problem. The Claude Code plugin enabled in a settings file (`enabledPlugins`) counts
 as set up, with the `memesh` its files run from PATH.
 
-This reads files only: it cannot tell whether the host accepted them (a Codex hook waiting to
-be trusted, a project MCP server waiting for approval) or what the model was shown.
+This reads files only. Codex records which hooks the user trusted in its config.toml, so a
+Codex hook it will skip, untrusted or changed since trusted, is reported (hosts/codex_trust.py);
+other acceptances (a project MCP server waiting for approval) and what the model was shown
+are not in the files.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from core.redact import redact
 from graph.doctor import Check
-from hosts import edits
+from hosts import codex_trust, edits
 from hosts.documents import HostConfigInvalid, parse_json, parse_toml, read_text
 from hosts.plugin import hook_specs, is_this_memesh
 from hosts.setup import HOSTS, HostFile, Scope, host_files
@@ -45,6 +49,9 @@ class _Found:
     server: dict[str, Any] | None = None
     plugins: list[str] = field(default_factory=list)
     hooks_off: bool = False
+    hooks_path: Path | None = None
+    hooks_document: dict[str, Any] | None = None
+    untrusted_hooks: list[str] = field(default_factory=list)  # Codex: hooks it will skip
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -70,6 +77,7 @@ def _read(file: HostFile, found: _Found) -> None:
             if file.role == "hooks":
                 edits.check_hooks_shape(file.path, document)
                 found.hook_calls = edits.memesh_hook_calls(document)
+                found.hooks_path, found.hooks_document = file.path, document
                 found.plugins = edits.enabled_plugins(document)
             else:
                 edits.check_servers_shape(file.path, document)
@@ -81,6 +89,18 @@ def _read(file: HostFile, found: _Found) -> None:
         # (Gemini CLI reads comments in its settings.json, say; memesh does not).
         if row["exists"] and "memesh" in (read_text(file.path) or ""):
             found.problems.append(f"{exc.message.split(';')[0]}: memesh's entries go unchecked")
+
+
+def _codex_untrusted(found: _Found) -> list[str]:
+    """memesh's hooks in the scope's hooks.json that Codex holds as untrusted or modified."""
+    if found.hooks_path is None or found.hooks_document is None or not found.hook_calls:
+        return []
+    user_config = Path(settings.CODEX_HOME) / "config.toml"
+    try:
+        config = parse_toml(user_config, read_text(user_config))
+    except HostConfigInvalid:
+        config = parse_toml(user_config, None)  # reported as the user scope's own problem
+    return codex_trust.untrusted_memesh_hooks(found.hooks_path, found.hooks_document, config)
 
 
 def _command(executable: str) -> dict[str, Any]:
@@ -112,6 +132,12 @@ def _scope_report(scope: Scope, found: _Found) -> dict[str, Any]:
             problems.append(f"{len(missing)} of memesh's {len(wanted)} hooks are missing")
         if found.hooks_off and found.hook_calls:
             problems.append("config.toml turns hooks off ([features] hooks = false)")
+        if found.untrusted_hooks:
+            report["hooks"]["untrusted"] = found.untrusted_hooks
+            problems.append(
+                f"Codex skips {len(found.untrusted_hooks)} of memesh's hooks until you trust "
+                f"them: {codex_trust.TRUST_STEP}"
+            )
     report["mcpServer"] = found.server is not None
     if found.server is not None:
         command = found.server.get("command")
@@ -177,6 +203,8 @@ def host_health(project_dir: Path | None = None) -> list[HostHealth]:
             found = _Found()
             for file in files:
                 _read(file, found)
+            if host == "codex":
+                found.untrusted_hooks = _codex_untrusted(found)
             if not found.installed and not found.problems:
                 continue
             report = _scope_report(scope, found)

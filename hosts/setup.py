@@ -24,7 +24,7 @@ from typing import Any, Literal, TypedDict
 import tomlkit
 from django.conf import settings
 
-from hosts import edits
+from hosts import codex_trust, edits
 from hosts.documents import (
     FileChange,
     HostConfigInvalid,
@@ -89,6 +89,13 @@ def server_entry(host: str, command: str) -> dict[str, Any]:
     return {"type": "stdio", **server} if host == "claude-code" else server
 
 
+def codex_env_vars() -> list[str]:
+    """The variables Codex is to pass through to memesh's MCP server: MEMESH_HOME always (if
+    the user sets it later, the server must see it as the hooks do), and every MEMESH_*
+    variable set where `memesh setup` runs."""
+    return ["MEMESH_HOME", *(n for n in settings.MEMESH_ENV_NAMES if n != "MEMESH_HOME")]
+
+
 def _json_after(host: str, file: HostFile, before: str | None, command: str | None) -> str | None:
     document = parse_json(file.path, before)
     if file.role == "hooks":
@@ -119,6 +126,10 @@ def _toml_after(host: str, file: HostFile, before: str | None, command: str | No
         edits.remove_toml_server(file.path, document)
     else:
         wanted = server_entry(host, command)
+        # Codex starts an MCP server with a whitelisted environment: without these, the server
+        # would keep memories in ~/.memesh while the hooks (which get Codex's whole
+        # environment) use $MEMESH_HOME.
+        wanted["env_vars"] = edits.with_env_vars(file.path, current, codex_env_vars())
         if current is not None and all(current.get(k) == v for k, v in wanted.items()):
             return before
         edits.set_toml_server(file.path, document, wanted)
@@ -260,11 +271,17 @@ def notes(host: str, scope: Scope, changes: list[FileChange], *, installing: boo
             "The memesh plugin is enabled in these settings too: its hooks run beside these. "
             "Keep one: `/plugin disable memesh`, or `memesh setup claude-code --uninstall`."
         )
+    untrusted = codex_untrusted_hooks(changes) if host == "codex" else []
+    if untrusted:
+        out.append(
+            f"Codex will not run {len(untrusted)} of memesh's hooks until you trust them, and "
+            f"skips them without a word: {codex_trust.TRUST_STEP}. `memesh doctor` says when "
+            "they are."
+        )
     if changed and host == "codex":
         out.append(
-            "Codex runs a new or changed hook only once you trust it: review memesh's hooks "
-            "with /hooks in Codex. It runs the SessionStart hook (the memory block) and the Bash "
-            "ones; its edit tool is apply_patch, which the Edit|Write|MultiEdit matcher misses."
+            "Codex runs the SessionStart hook (the memory block) and the Bash ones; its edit "
+            "tool is apply_patch, which the Edit|Write|MultiEdit matcher misses."
         )
     if host == "codex":
         config = next(c for c in changes if c.role == "mcp")
@@ -278,12 +295,33 @@ def notes(host: str, scope: Scope, changes: list[FileChange], *, installing: boo
             f"{name} runs no memesh hooks: the agent calls the briefing tool at the start of a "
             "session and remembers by hand (docs/integrations.md)."
         )
-    if Path(settings.MEMESH_HOME) != Path.home() / ".memesh":
+    if Path(settings.MEMESH_HOME) != Path.home() / ".memesh" and host == "codex":
+        out.append(
+            f"This memesh uses MEMESH_HOME={settings.MEMESH_HOME}; Codex passes it on to memesh "
+            "(env_vars) from its own environment: start Codex where MEMESH_HOME is set too, or "
+            "it uses ~/.memesh."
+        )
+    elif Path(settings.MEMESH_HOME) != Path.home() / ".memesh":
         out.append(
             f"This memesh uses MEMESH_HOME={settings.MEMESH_HOME}; {name} runs memesh with its "
             "own environment: set MEMESH_HOME there too, or it uses ~/.memesh."
         )
     return out
+
+
+def codex_untrusted_hooks(changes: list[FileChange]) -> list[str]:
+    """memesh's hooks, as written by `changes`, that Codex will skip until they are trusted;
+    the trust is in the user's config.toml whichever scope the hooks are at."""
+    hooks = next(c for c in changes if c.role == "hooks")
+    user_config = Path(settings.CODEX_HOME) / "config.toml"
+    written = next((c for c in changes if c.path == user_config), None)
+    try:
+        text = written.after if written is not None else read_text(user_config)
+        config = parse_toml(user_config, text)
+    except HostConfigInvalid:
+        config = parse_toml(user_config, None)  # unreadable: nothing in it is trusted
+    document = parse_json(hooks.path, hooks.after)
+    return codex_trust.untrusted_memesh_hooks(hooks.path, document, config)
 
 
 def _plugin_enabled(changes: list[FileChange]) -> bool:

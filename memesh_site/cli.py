@@ -44,6 +44,12 @@ def end_without_collecting() -> None:
 def main(argv: list[str] | None = None) -> None:
     atexit.register(end_without_collecting)
     args = command_args(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["mcp"] and not set(args[1:]) & {"-h", "--help"}:
+        # The MCP server answers `initialize` before the SDK and Django load
+        # (api/mcp_server/early_stdio.py): the host may list its tools that early.
+        from api.mcp_server import early_stdio
+
+        early_stdio.begin()
     if args[:1] == ["hook"] and not set(args[1:]) & {"-h", "--help"}:
         # Claude Code's hooks read stdin and never fail out loud (api/hooks/entry.py).
         sys.exit(hook_entry.run(args))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core import paths
+from core import paths, version
 from core.env import (
     envbool,
     envbool_or_none,
@@ -20,13 +20,14 @@ from core.env import (
     envint,
     envint_or_none,
     envint_within,
+    envnames,
     envpath,
     envsecret,
     envstr,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VERSION = "0.1.0"
+VERSION = version.VERSION
 
 # Where memesh keeps its data (core/paths.py): MEMESH_HOME (0700) holds the database,
 # config.json (core/config_store.py), the signing key and the remote token.
@@ -46,6 +47,9 @@ CLAUDE_STATE_FILE = (
     CLAUDE_CONFIG_DIR / ".claude.json" if _claude_config_dir else Path.home() / ".claude.json"
 )
 CODEX_HOME = envpath("CODEX_HOME", Path.home() / ".codex")
+# The MEMESH_* variables set where memesh runs, by name: Codex hands an MCP server a
+# whitelisted environment, so `memesh setup codex` lists these in the server's `env_vars`.
+MEMESH_ENV_NAMES = envnames("MEMESH_")
 GEMINI_DIR = Path.home() / ".gemini"
 CURSOR_DIR = Path.home() / ".cursor"
 

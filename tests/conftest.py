@@ -120,9 +120,10 @@ def llm() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture
 def transcript_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A project folder (not a repository) and a Claude folder of the test's own
-    (CLAUDE_CONFIG_DIR) at `<project>/../claude`, with no transcript installed yet
-    (tests/transcripts.py installs them) and no mining state before or after."""
+    """A project folder (not a repository), a Claude folder (CLAUDE_CONFIG_DIR) and a Codex
+    folder (CODEX_HOME) of the test's own at `<project>/../claude` and `<project>/../codex`,
+    with no transcript installed yet (tests/transcripts.py installs them) and no mining state
+    before or after."""
     from django.conf import settings
 
     from dream.mining.state import state_path
@@ -130,6 +131,7 @@ def transcript_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     project = (tmp_path / "project").resolve()
     project.mkdir()
     monkeypatch.setattr(settings, "CLAUDE_CONFIG_DIR", tmp_path / "claude")
+    monkeypatch.setattr(settings, "CODEX_HOME", tmp_path / "codex")
     monkeypatch.setattr(settings, "MEMESH_TRANSCRIPT_MINING", None)
     state_path().unlink(missing_ok=True)
     yield project

@@ -9,6 +9,13 @@ The fixtures (JSONL in Claude Code's record format, `@PROJECT@` standing for the
   an interruption — and a last line still being written;
 - secret.jsonl: a lesson, in a conversation where the user pasted an API key;
 - duplicate.jsonl: a lesson the graph already holds (DUPLICATE_LESSON), and a new fact.
+
+And one Codex session, codex-rollout.jsonl: a rollout file Codex 0.169.0 wrote (`codex exec`
+against a scripted model; its long instructions cut, a reasoning item and a compaction record
+added in Codex's shapes), installed by `install_codex` where Codex keeps it
+(`<codex home>/sessions/YYYY/MM/DD/rollout-<time>-<session id>.jsonl`): AGENTS.md and the
+working folder injected, memesh's context given as developer messages, a failing test, a patch,
+the test passing, a commit and a reply citing `[mem:CITED]`.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from pathlib import Path
 from core.transcripts import slug
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+CODEX_SESSION_ID = "01a251fa-0c58-7293-b4cb-fcda7bc9ea46"
 SESSION_IDS = {
     "decisions": "0b9d8a2e-5c1f-4a3e-9f6d-1a2b3c4d5e01",
     "secret": "0b9d8a2e-5c1f-4a3e-9f6d-1a2b3c4d5e02",
@@ -42,6 +50,17 @@ def install(claude: Path, project: Path, *names: str, started_in: Path | None = 
         text = (FIXTURES / f"{name}.jsonl").read_text()
         (folder / f"{SESSION_IDS[name]}.jsonl").write_text(text.replace("@PROJECT@", str(where)))
     return folder
+
+
+def install_codex(codex_home: Path, started_in: Path, session: str = CODEX_SESSION_ID) -> Path:
+    """Copy the Codex fixture session into `codex_home` as session `session` started in
+    `started_in`; the rollout file."""
+    text = (FIXTURES / "codex-rollout.jsonl").read_text().replace("@PROJECT@", str(started_in))
+    folder = codex_home / "sessions" / "2026" / "12" / "07"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"rollout-2026-12-07T19-27-51-{session}.jsonl"
+    path.write_text(text.replace(CODEX_SESSION_ID, session))
+    return path
 
 
 def append_turns(session_file: Path, session_id: str, cwd: Path, *texts: str) -> None:

@@ -13,8 +13,9 @@ that loaded already, so it takes them as `memesh serve` does (api/cli/forward.py
 
 A CLI process prefers the `memesh serve` of its home, then the newest live MCP process.
 MEMESH_MCP_RUNS_CLI=false turns this off; MEMESH_CLI_LOCAL=1 keeps a CLI process in its own.
-The MCP protocol is untouched: it runs on the process's stdin/stdout, which the SDK took over
-before any command can swap `sys.stdout`, and the listener serves a single user's loopback.
+The MCP protocol is untouched: it runs on the process's stdin/stdout, which
+api/mcp_server/early_stdio.py took over before any command can swap `sys.stdout`, and the
+listener serves a single user's loopback.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import hmac
 import json
 import logging
 import os
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,6 +39,7 @@ from core.errors import Failure
 logger = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
+WAKE_TIMEOUT_SECONDS = 0.01
 
 
 class CliHost:
@@ -68,9 +71,24 @@ class CliHost:
                 self.record.unlink()
             self.record = None
         if self._server is not None:
-            self._server.shutdown()
+            _shut_down(self._server)
             self._server.server_close()
             self._server = None
+
+
+def _shut_down(server: ThreadingHTTPServer) -> None:
+    """`server.shutdown()`, without waiting for the serve loop's next poll (every 0.5 s): it
+    runs as `memesh mcp` exits, which Claude Code allows 100 ms after SIGINT. A connection
+    wakes the loop, which then sees the request to stop (and answers the empty connection, if
+    it got there first, by closing it). A command already running finishes: it runs on
+    CLI_THREAD, whose worker the interpreter waits for at exit."""
+    stopper = threading.Thread(target=server.shutdown, name="memesh-cli-host-stop", daemon=True)
+    stopper.start()
+    address = (LOOPBACK, server.server_address[1])
+    while stopper.is_alive():
+        with contextlib.suppress(OSError):
+            socket.create_connection(address, timeout=WAKE_TIMEOUT_SECONDS).close()
+        stopper.join(WAKE_TIMEOUT_SECONDS)
 
 
 def _record_write(port: int, token: str) -> Path | None:

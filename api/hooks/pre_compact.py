@@ -1,9 +1,10 @@
-"""PreCompact: before Claude Code compresses the session's history, what the compression
-would lose is saved as a `session-summary` memory (`pre-compact-<session id>`, graph/ops/
-session_evidence.py): the session's evidence (files edited, commits, errors and fixes) and
-where the work stood — the agent's latest long-enough reply and the user's latest prompt —
-tagged `urgency:pre-compact` and with the project. A part carrying a secret is left out.
-Prints nothing; autoCapture off: writes nothing.
+"""PreCompact: before the host (Claude Code, Codex) compresses the session's history — its
+transcript read as Stop reads it — what the compression would lose is saved as a
+`session-summary` memory (`pre-compact-<session id>`, graph/ops/session_evidence.py): the
+session's evidence (files edited, commits, errors and fixes) and where the work stood — the
+agent's latest long-enough reply and the user's latest prompt — tagged `urgency:pre-compact`
+and with the project. A part carrying a secret is left out. Prints nothing; autoCapture off:
+writes nothing.
 """
 
 from __future__ import annotations

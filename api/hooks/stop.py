@@ -1,5 +1,7 @@
-"""Stop: the end of a turn. In order, each step on its own (one failing does not stop the
-others; its failure is recorded in hook-outcomes.jsonl):
+"""Stop: the end of a turn. The session is the transcript the host hands over
+(`transcript_path`: Claude Code's transcript or Codex's rollout file, read by core/transcripts
+through api/hooks/transcript.py). In order, each step on its own (one failing does not stop
+the others; its failure is recorded in hook-outcomes.jsonl):
 
 1. citations: the `[mem:id]` handles in the agent's own replies of this session (never the
    memory block it was shown) count as hits, and the session is settled (graph/ops/

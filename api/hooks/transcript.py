@@ -1,6 +1,7 @@
 """The session that is running, as the Stop and PreCompact hooks read it (core/transcripts reads
-the file: its format, what is skipped, the size bound): the agent's replies, its tool calls
-with their results, and where the current turn began.
+the file — Claude Code's transcript or Codex's rollout file, whichever the host handed over —
+its format, what is skipped, the size bound): the agent's replies, its tool calls with their
+results, and where the current turn began.
 
 A reply is the text of one assistant message, which the host may write as several records
 sharing its id; what the agent said is only what it said in its own messages, never the memory
@@ -17,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from api.hooks.tools import COMMIT_COMMAND, COMMIT_LINE, EDIT_TOOLS
+from api.hooks.tools import COMMIT_COMMAND, COMMIT_LINE, EDIT_TOOLS, PATCH_TOOL, patch_files
 from core.transcripts import as_recorded, claude_projects_dir, read_session
 from graph.capture.session_evidence import ErrorSignal, FixSignal, SessionEvidence
 
@@ -50,11 +51,20 @@ class ToolCall:
 
     @property
     def file(self) -> str:
+        if self.name == PATCH_TOOL:
+            return next(iter(self.edited_files()), "")
         for key in ("file_path", "notebook_path", "path"):
             value = self.input.get(key)
             if isinstance(value, str) and value:
                 return value
         return ""
+
+    def edited_files(self) -> list[str]:
+        """The files this call wrote: an edit tool's one, every file a patch names."""
+        if self.name == PATCH_TOOL:
+            patch = self.input.get("patch")
+            return patch_files(patch) if isinstance(patch, str) else []
+        return [self.file] if self.name in EDIT_TOOLS and self.file else []
 
 
 @dataclass
@@ -147,8 +157,8 @@ def session_evidence(transcript: Transcript, session_id: str) -> SessionEvidence
     failing: dict[str, tuple[str, int]] = {}  # command -> (error line, edits seen before)
     fixed: set[str] = set()
     for call in transcript.calls:
-        if call.name in EDIT_TOOLS and call.file:
-            base = posixpath.basename(call.file.replace("\\", "/"))
+        for path in call.edited_files():
+            base = posixpath.basename(path.replace("\\", "/"))
             edited.setdefault(base, None)
             edited_since.append(base)
         if call.name == "Bash":

@@ -44,21 +44,13 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from api.envelope import failure_for
 from api.mcp_server import http as mcp_http
+from api.mcp_server.early_stdio import INSTRUCTIONS, SERVER_NAME
 from core.errors import Failure
 from graph.ops.kit.fields import MAX_SESSION_ID_CHARS
 from graph.ops.kit.operation import CallContext, Operation
 
-SERVER_NAME = "memesh"
 SOURCE_HOST_MAX = 64
 DEFAULT_SOURCE_HOST = "mcp"  # what the reference stamps when a client declares no name
-
-INSTRUCTIONS = (
-    "memesh is persistent memory for coding agents. Call `briefing` at the start of a "
-    "session, `recall` before deciding something already discussed, `remember` decisions "
-    "(with why) and facts worth keeping (with their `source`: without one a memory is a "
-    "hypothesis), `observe` a memory you have confirmed against its source, and `learn` after "
-    "fixing a mistake."
-)
 
 # Awaited before each tool call: `memesh mcp` migrates the database in the background so
 # that `initialize` never waits for it; a call must not run against an unmigrated schema.

@@ -10,20 +10,27 @@ so that it knows the line that failed, and answers it.
 A line nested deeper than MAX_JSON_DEPTH (core/json_limits.py, the bound on every
 transport's JSON) never reaches the SDK's parser: it is answered -32700 like a line that is
 not JSON, and the next line is served as usual.
+
+The lines come from api/mcp_server/early_stdio.py, which has read stdin since the process
+started (and answered `initialize` before the SDK was imported); answers go out through it.
 """
 
 from __future__ import annotations
 
-import io
-import os
+import contextlib
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from api.mcp_server import early_stdio
 from core import json_limits
 
 PARSE_ERROR = -32700
@@ -35,10 +42,60 @@ INVALID_REQUEST = -32600
 UNREADABLE = "\n"
 
 
+class LineSource(Protocol):
+    async def readline(self) -> str: ...
+
+
+class ProtocolLines:
+    """The lines early_stdio's reader thread reads, to be awaited on the event loop ("" at the
+    end of input). No thread waits on the pipe for the loop, so a signal stops the server at
+    once (serve_stdio) while the client keeps its end open."""
+
+    def __init__(self, protocol: early_stdio.ProtocolPipes) -> None:
+        self._send, self._receive = anyio.create_memory_object_stream[str | None](math.inf)
+        token = anyio.lowlevel.current_token()
+
+        def deliver(line: str | None) -> None:  # on the reader thread
+            anyio.from_thread.run_sync(self._put, line, token=token)
+
+        for line in protocol.attach(deliver):
+            self._put(line)
+
+    def _put(self, line: str | None) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError):  # the server has stopped
+            self._send.send_nowait(line)
+
+    def close(self) -> None:
+        self._send.close()
+        self._receive.close()
+
+    async def readline(self) -> str:
+        try:
+            line = await self._receive.receive()
+        except anyio.EndOfStream:
+            return ""
+        return line or ""
+
+
+class ProtocolOutput:
+    """stdout for the SDK's writer: each message through early_stdio (which drops the SDK's
+    answer to a request it answered itself), on a worker thread, since a client slow to read
+    may fill the pipe."""
+
+    def __init__(self, protocol: early_stdio.ProtocolPipes) -> None:
+        self.protocol = protocol
+
+    async def write(self, text: str) -> None:
+        await anyio.to_thread.run_sync(self.protocol.write, text.removesuffix("\n"))
+
+    async def flush(self) -> None:
+        return None
+
+
 class TrackedLines:
     """stdin as an async iterator of lines that remembers the last line it read."""
 
-    def __init__(self, source: anyio.AsyncFile[str]) -> None:
+    def __init__(self, source: LineSource) -> None:
         self.source = source
         self.last_line = ""
 
@@ -123,22 +180,17 @@ class AnsweringReadStream:
 
 @asynccontextmanager
 async def stdio_transport() -> AsyncIterator[tuple[AnsweringReadStream, Any]]:
-    """The SDK's stdio_server over a stdin this module reads. Like the SDK, it points fd 0 at
-    the null device while serving (a child process must not read the protocol) and restores
-    it after; fd 1 the SDK diverts itself."""
+    """The SDK's stdio_server over the process's protocol pipes, which early_stdio holds (fd 0
+    reads the null device and fd 1 writes to stderr meanwhile: a child process must not read
+    the protocol, nor a stray print write into it)."""
     from mcp.server.stdio import stdio_server
 
-    protocol_fd = os.dup(0)
-    null_fd = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null_fd, 0)
-    os.close(null_fd)
-    text = io.TextIOWrapper(
-        io.FileIO(protocol_fd, "rb", closefd=True), encoding="utf-8", errors="replace"
-    )
-    lines = TrackedLines(anyio.wrap_file(text))
+    protocol = early_stdio.begin()
+    source = ProtocolLines(protocol)
+    lines = TrackedLines(source)
+    output = ProtocolOutput(protocol)
     try:
-        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+        async with stdio_server(stdin=lines, stdout=output) as (read_stream, write_stream):  # type: ignore[arg-type]
             yield AnsweringReadStream(read_stream, write_stream, lines), write_stream
     finally:
-        os.dup2(protocol_fd, 0)  # still open: `text` owns it and closes it next
-        text.close()
+        source.close()

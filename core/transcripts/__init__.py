@@ -8,7 +8,7 @@ record and a turn mean the same to each.
   files;
 - reading.py: one file read (size bound, bad lines, the format each record's shape names);
 - conversation.py: what was said, cleaned, and cut into pieces an LLM reads;
-- projects.py: which of Claude Code's sessions are a project's.
+- projects.py: which of Claude Code's and of Codex's sessions are a project's.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from core.transcripts.conversation import (
     conversation_turn,
     render_turn,
 )
-from core.transcripts.projects import project_sessions
+from core.transcripts.projects import codex_project_sessions, project_sessions
 from core.transcripts.reading import parse_record, read_session, record_turn
 from core.transcripts.turns import Record, Session, ToolResult, ToolUse, Turn
 
@@ -39,6 +39,7 @@ __all__ = [
     "claude_config_dir",
     "claude_projects_dir",
     "clean_text",
+    "codex_project_sessions",
     "codex_sessions_dir",
     "conversation_turn",
     "parse_record",

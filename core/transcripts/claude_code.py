@@ -29,6 +29,7 @@ from pathlib import Path
 
 from core.transcripts.turns import Record, ToolResult, ToolUse, Turn
 
+HOST = "claude-code"
 SLUG_LIMIT = 200  # Claude Code cuts longer slugs and adds a hash suffix
 ROLES = ("user", "assistant")
 SKIP_FLAGS = ("isSidechain", "isMeta", "isCompactSummary", "isApiErrorMessage")

@@ -2,8 +2,10 @@
 
 Where: `<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-<time>-<session-uuid>.jsonl` (settings reads
 CODEX_HOME, `~/.codex` when unset), one file per session, in the folder of the day it began.
+The Stop hook is handed the file as `transcript_path`, with the session's `session_id`.
 
-The records, one JSON object per line: `{"timestamp", "type", "payload"}`, the type one of
+The records, one JSON object per line: `{"timestamp", "type", "payload"}` (Codex 0.169 adds
+`ordinal`), the type one of
 - `session_meta`: the session's `id` and `cwd` (the first line);
 - `turn_context`: the settings a turn ran with, among them its `cwd`;
 - `response_item`: what the model was sent or returned, by `payload.type` — `message`
@@ -11,26 +13,51 @@ The records, one JSON object per line: `{"timestamp", "type", "payload"}`, the t
   `name`, `arguments`: a JSON string), `function_call_output` (`call_id`, `output`),
   `custom_tool_call` (`call_id`, `name`, `input`: free text) and its `custom_tool_call_output`,
   `reasoning`;
-- `event_msg` and `compacted`: the UI's events and a compaction's summary.
+- `event_msg`, `compacted`, `world_state`, `token_usage_record`: the UI's events, a
+  compaction's summary, the context Codex tracks, token counts (any other type reads as these
+  do: no turn).
 
 Read as turns: the `message` items of the user and the assistant, and the tool calls and their
 outputs (a call is the assistant's turn, its output the user's, as in Claude Code's records).
+Tool calls are named as Codex's own hooks name them (PreToolUse/PostToolUse's `tool_name`):
+an MCP tool `mcp__<server>__<tool>` (a call inside a tool-search namespace has the namespace
+prefixed), its shell tools (`exec_command` with `cmd`, `shell_command` and `shell` with
+`command`) as `Bash` with a `command` string, and `apply_patch` with the patch as `patch`, so
+a hook reads a Codex call as it reads Claude Code's. An output's text is what the command
+printed, and it failed when it exited non-zero: `exec_command` writes `Process exited with
+code N`, `shell_command` and `apply_patch` write `Exit code: N`, each before an `Output:`
+line; older versions wrote `{"output", "metadata": {"exit_code"}}`.
 Skipped: `event_msg` (it repeats the messages the response items hold), `compacted` (it
-retells turns the file already holds), reasoning, the developer's and the system's messages,
-and the context Codex sends as user messages before the first prompt (`<environment_context>`,
-`<user_instructions>`: the working folder, AGENTS.md).
+retells turns the file already holds), reasoning, the developer's messages (where Codex puts a
+hook's `additionalContext`: memesh's memory block) and the system's, and the context Codex
+sends as a user message's blocks (INJECTED_PREFIXES: AGENTS.md, the working folder, an
+interrupted turn's marker, a shell command the user ran).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from core import json_limits
 from core.transcripts.turns import Record, ToolResult, ToolUse, Turn
 
-RECORD_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
+HOST = "codex"
 ROLES = ("user", "assistant")
-INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>")
+INJECTED_PREFIXES = (
+    "# AGENTS.md instructions for ",
+    "<environment_context>",
+    "<user_instructions>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+    "<subagent_notification>",
+)
+SHELL_TOOLS = frozenset({"exec_command", "shell_command", "shell", "local_shell"})
+SHELL_NAME = "Bash"  # what Codex's hooks call its shell tools, as Claude Code does
+
+# `Process exited with code 1` (exec_command), `Exit code: 0` (shell_command, apply_patch).
+_EXIT_CODE = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d+)$", re.MULTILINE)
+_OUTPUT = re.compile(r"^Output:\n", re.MULTILINE)
 
 
 def codex_sessions_dir() -> Path:
@@ -41,7 +68,8 @@ def codex_sessions_dir() -> Path:
 
 
 def is_record(record: dict[str, object]) -> bool:
-    return record.get("type") in RECORD_TYPES and isinstance(record.get("payload"), dict)
+    """Codex wraps every record's content in a `payload` object; Claude Code's have none."""
+    return isinstance(record.get("type"), str) and isinstance(record.get("payload"), dict)
 
 
 def parse(record: dict[str, object]) -> Record:
@@ -64,12 +92,12 @@ def _item_turn(item: dict[str, object], timestamp: str) -> Turn | None:
     message_id = _string(item.get("id"))
     if kind == "message":
         role = item.get("role")
-        text = _text_blocks(item.get("content"))
-        if role not in ROLES or text.lstrip().startswith(INJECTED_PREFIXES):
+        text = _text_blocks(item.get("content"), skip_injected=role == "user")
+        if role not in ROLES or not text:
             return None
         return Turn(str(role), text, timestamp, message_id=message_id)
-    if kind in ("function_call", "custom_tool_call"):
-        use = ToolUse(_string(item.get("call_id")), _string(item.get("name")), _arguments(item))
+    if kind in ("function_call", "custom_tool_call", "local_shell_call"):
+        use = _tool_use(item)
         return Turn("assistant", "", timestamp, tool_uses=(use,), message_id=message_id)
     if kind in ("function_call_output", "custom_tool_call_output"):
         text, is_error = _output(item.get("output"))
@@ -82,7 +110,7 @@ def _string(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _text_blocks(content: object) -> str:
+def _text_blocks(content: object, *, skip_injected: bool) -> str:
     if not isinstance(content, list):
         return ""
     return "\n\n".join(
@@ -91,7 +119,43 @@ def _text_blocks(content: object) -> str:
         if isinstance(block, dict)
         and block.get("type") in ("input_text", "output_text")
         and isinstance(text := block.get("text"), str)
+        and not (skip_injected and text.lstrip().startswith(INJECTED_PREFIXES))
     )
+
+
+def _tool_use(item: dict[str, object]) -> ToolUse:
+    """A call under the name Codex's hooks give it (the module docstring says which)."""
+    call_id, name = _string(item.get("call_id")), _string(item.get("name"))
+    namespace = _string(item.get("namespace"))
+    if namespace and not name.startswith(namespace):
+        # A tool found by tool search is called inside its namespace (`mcp__memesh__`): the
+        # hooks know it by the whole name, `mcp__memesh__remember`.
+        name = f"{namespace}{name}" if namespace.endswith("_") else f"{namespace}__{name}"
+    arguments = _arguments(item)
+    if item.get("type") == "local_shell_call":
+        action = item.get("action")
+        arguments = action if isinstance(action, dict) else {}
+        name = "local_shell"
+    if name in SHELL_TOOLS:
+        command = arguments.get("cmd", arguments.get("command"))
+        if isinstance(command, list):
+            command = _unwrapped(command)
+        return ToolUse(
+            call_id, SHELL_NAME, {"command": command if isinstance(command, str) else ""}
+        )
+    if name == "apply_patch":
+        patch = arguments.get("input", arguments.get("patch"))
+        return ToolUse(call_id, name, {"patch": patch if isinstance(patch, str) else ""})
+    return ToolUse(call_id, name, arguments)
+
+
+def _unwrapped(argv: list[object]) -> str:
+    """The command line of an argument vector: the script of `bash -lc <script>`, else the
+    words joined."""
+    words = [str(word) for word in argv]
+    if len(words) == 3 and words[1] in ("-c", "-lc"):
+        return words[2]
+    return " ".join(words)
 
 
 def _arguments(item: dict[str, object]) -> dict[str, object]:
@@ -109,18 +173,22 @@ def _arguments(item: dict[str, object]) -> dict[str, object]:
 
 
 def _output(output: object) -> tuple[str, bool]:
-    """A tool output's text and whether it failed. A shell call's output is a JSON string
-    `{"output", "metadata": {"exit_code"}}`; other tools' are plain text, or an object with
-    `content` and `success`."""
+    """A tool output's text and whether it failed (the module docstring gives the shapes);
+    other tools' output is plain text, or an object with `content` and `success`."""
     if isinstance(output, dict):
         return _string(output.get("content")), output.get("success") is False
     text = _string(output)
-    try:
-        parsed = json_limits.loads(text) if text.startswith("{") else None
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
-        metadata = parsed.get("metadata")
-        exit_code = metadata.get("exit_code") if isinstance(metadata, dict) else None
-        return parsed["output"], isinstance(exit_code, int) and exit_code != 0
+    if text.startswith("{"):
+        try:
+            parsed = json_limits.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+            metadata = parsed.get("metadata")
+            exit_code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+            return parsed["output"], isinstance(exit_code, int) and exit_code != 0
+    exit_code = _EXIT_CODE.search(text)
+    body = _OUTPUT.search(text)
+    if exit_code is not None and body is not None and exit_code.start() < body.start():
+        return text[body.end() :], int(exit_code.group(1)) != 0
     return text, False

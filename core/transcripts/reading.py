@@ -12,6 +12,7 @@
   see them all.
 - **Formats.** Each record goes to the one host format its shape names (FORMATS); a format
   turns it into a Record and owns the rules for what it skips. A new host is one more entry.
+  The session's `host` is the format of its first record that one claims.
 - **Views.** What a reader keeps of each turn: `conversation_turn` (the cleaned text, for
   mining) or `as_recorded` (everything, for the hooks).
 """
@@ -32,19 +33,24 @@ View = Callable[[Turn], Turn | None]
 RecordShape = Callable[[dict[str, object]], bool]
 RecordParser = Callable[[dict[str, object]], Record]
 
-# (does the record have this host's shape, how the host's records read), first match wins.
-FORMATS: tuple[tuple[RecordShape, RecordParser], ...] = (
-    (codex.is_record, codex.parse),
-    (claude_code.is_record, claude_code.parse),
+# (the host, does the record have its shape, how its records read), first match wins.
+FORMATS: tuple[tuple[str, RecordShape, RecordParser], ...] = (
+    (codex.HOST, codex.is_record, codex.parse),
+    (claude_code.HOST, claude_code.is_record, claude_code.parse),
 )
 
 
 def parse_record(record: dict[str, object]) -> Record:
     """`record` read by the host format its shape names; no turn when none claims it."""
-    for has_shape, parse in FORMATS:
+    return _parsed(record)[1]
+
+
+def _parsed(record: dict[str, object]) -> tuple[str, Record]:
+    """The host whose format claims `record` ("" for none), and the record as it reads it."""
+    for host, has_shape, parse in FORMATS:
         if has_shape(record):
-            return parse(record)
-    return Record(None)
+            return host, parse(record)
+    return "", Record(None)
 
 
 def record_turn(record: dict[str, object]) -> Turn | None:
@@ -60,7 +66,7 @@ def read_session(
     """The session file at `path` as the turns `view` keeps (the module docstring says how it
     is read). A file that cannot be opened or read raises OSError."""
     turns: list[Turn] = []
-    session_id, cwd, skipped = "", "", 0
+    session_id, cwd, host, skipped = "", "", "", 0
     with path.open("rb") as handle:
         truncated = _seek_tail(handle, tail_bytes)
         for raw in handle:
@@ -71,7 +77,8 @@ def read_session(
             if record is None:
                 skipped += 1
                 continue
-            parsed = parse_record(record)
+            format_host, parsed = _parsed(record)
+            host = host or format_host
             session_id = session_id or parsed.session_id
             cwd = cwd or parsed.cwd
             kept = view(parsed.turn) if parsed.turn is not None else None
@@ -84,6 +91,7 @@ def read_session(
         cwd=cwd,
         skipped_lines=skipped,
         truncated=truncated,
+        host=host,
     )
 
 

@@ -58,6 +58,7 @@ class Session:
     cwd: str  # the first recorded working directory, "" when none is recorded
     skipped_lines: int  # lines that are not JSON objects
     truncated: bool = False  # only the file's tail was read
+    host: str = ""  # which host wrote it (claude-code | codex), "" when no record says
 
     @property
     def started_at(self) -> str:

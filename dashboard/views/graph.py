@@ -1,8 +1,9 @@
 """Graph (/dashboard/graph/): the two-layer graph drawn as server-rendered SVG — the full graph
 (GET /v1/graph) or the work layer with its evidence badges (?layer=work) — laid out by
-dashboard/graph_layout.py. No JavaScript library: every node is a link to its memory's page;
-with htmx a click opens the node in the side panel instead, and on the work layer the panel
-holds the drill-down to the node's evidence.
+dashboard/graph_layout.py, fitted to the canvas and labelled by dashboard/graph_fit.py. No
+JavaScript library: every node is a link to its memory's page; with htmx a click opens the
+node in the side panel instead, and on the work layer the panel holds the drill-down to the
+node's evidence. graph.js adds zoom and pan by changing the drawing's viewBox.
 
 At most MAX_NODES nodes are drawn, the most recently used first (the operation's order), and
 the edges among them, at most MAX_EDGES; the page says how many it left out.
@@ -10,6 +11,7 @@ the edges among them, at most MAX_EDGES; the page says how many it left out.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from django.http import Http404, HttpResponse
@@ -18,6 +20,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from core.errors import NotFound
+from dashboard.graph_fit import HEIGHT, WIDTH, fit, place_labels
 from dashboard.graph_layout import layout
 from dashboard.graph_svg import SvgNode, edges_markup, nodes_markup
 from dashboard.pages import HtmxHttpRequest, dashboard_required, page
@@ -60,12 +63,12 @@ def _drawing(layer: str, prefix: str, panel_url: str) -> dict[str, Any]:
     shown = view.entities
     placed = layout([(e.name, e.type) for e in shown])
     colours = {g.type: PALETTE[i % len(PALETTE)] for i, g in enumerate(placed.groups)}
-    edges = [
-        (placed.nodes[r.from_], placed.nodes[r.to])
-        for r in view.relations
-        if r.from_ in placed.nodes and r.to in placed.nodes
-    ]
-    at = placed.nodes
+    at = fit({name: (p.x, p.y) for name, p in placed.nodes.items()})
+    linked = [(r.from_, r.to) for r in view.relations if r.from_ in at and r.to in at]
+    edges = [(at[a], at[b]) for a, b in linked]
+    # Where labels run out of room, the most related nodes keep theirs.
+    degree = Counter(name for pair in linked for name in pair)
+    labels = place_labels([(e.name, e.title or e.name, *at[e.name]) for e in shown], degree)
     nodes = (
         SvgNode(
             e.name,
@@ -76,11 +79,14 @@ def _drawing(layer: str, prefix: str, panel_url: str) -> dict[str, Any]:
             colours[e.type],
             counts.get(e.name, 0),
             e.status == "archived",
+            labels.get(e.name),
         )
         for e in shown
     )
     return {
-        "size": placed.size,
+        "width": WIDTH,
+        "height": HEIGHT,
+        "labelled": len(labels),
         "nodes_svg": nodes_markup(nodes, page_prefix=prefix, panel_url=panel_url),
         "edges_svg": edges_markup((a.x, a.y, b.x, b.y) for a, b in edges[:MAX_EDGES]),
         "groups": [

@@ -1,9 +1,10 @@
 """Transcript mining (`memesh dream run --from-transcripts`): the decisions, lessons and facts
-of this project's Claude Code sessions, staged as `memory` proposals for a person to accept.
-Nothing enters the graph until then (DESIGN §7).
+of this project's Claude Code and Codex sessions, staged as `memory` proposals for a person to
+accept. Nothing enters the graph until then (DESIGN §7).
 
 A run, for the project of a directory (its repository's root; core/transcripts finds
-the sessions):
+the sessions, Claude Code's under CLAUDE_CONFIG_DIR and Codex's under CODEX_HOME, and reads
+them, oldest first whichever host wrote them):
 1. `--if-due` first asks whether a run is due: the `transcriptMining` switch is on
    (MEMESH_TRANSCRIPT_MINING, when set, wins over config.json) and at least
    `min_interval_hours` passed since the project's last completed run
@@ -55,7 +56,6 @@ MAX_NAME_CHARS = 80
 MAX_TITLE_CHARS = 200
 MAX_OBSERVATION_CHARS = 1_000
 SOURCE_TAG = "source:transcript"
-TRANSCRIPT_SOURCE = "claude-code"
 
 
 # --- is a run due? ---------------------------------------------------------------------------
@@ -101,6 +101,15 @@ def not_due_reason(project: str, min_interval_hours: int, now: datetime) -> str 
 
 
 # --- the run -------------------------------------------------------------------------------
+
+
+def project_sessions(root: Path) -> list[transcripts.Session]:
+    """The sessions of the project rooted at `root`, Claude Code's and Codex's, oldest first."""
+    sessions = [
+        *transcripts.project_sessions(transcripts.claude_projects_dir(), root),
+        *transcripts.codex_project_sessions(transcripts.codex_sessions_dir(), root),
+    ]
+    return sorted(sessions, key=lambda s: (s.started_at, s.path.name))
 
 
 @dataclass
@@ -176,9 +185,7 @@ def transcripts_mine(
             return {"mode": "transcripts", "ran": False, "project": project, "reason": reason}
     run = pass_start(max_llm_calls=max_llm_calls, dry_run=dry_run)
     result = MiningResult(project=project, dry_run=dry_run)
-    sessions = transcripts.project_sessions(
-        transcripts.claude_projects_dir(), project_root(directory)
-    )
+    sessions = project_sessions(project_root(directory))
     read = mining_state.project_state(project).mined_turns
     for session in sessions:
         done = min(read.get(session.session_id, 0), len(session.turns))
@@ -300,7 +307,7 @@ class _Miner:
             f"session:{sid}",
         ]
         proposed["source"] = {
-            "transcript": TRANSCRIPT_SOURCE,
+            "transcript": session.host,
             "sessionId": sid,
             "turns": list(turns),
             "at": at or None,

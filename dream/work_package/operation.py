@@ -38,7 +38,7 @@ from core.errors import InvalidInput
 from core.redact import mask_secrets
 from dream import prompts
 from dream.dreamer import MIN_CLUSTER
-from dream.mining.service import SOURCE_TAG, TRANSCRIPT_SOURCE
+from dream.mining.service import SOURCE_TAG
 from dream.passes import configured_language, load_memories, normalise_project
 from dream.work_package import sources
 from dream.work_package.results import digest_proposed, memory_proposed, result_schema
@@ -325,7 +325,7 @@ def _submit_transcript(
     sid = found.session.session_id
     proposed["tags"] = [*([project_tag(project)] if project else []), SOURCE_TAG, f"session:{sid}"]
     proposed["source"] = {
-        "transcript": TRANSCRIPT_SOURCE,
+        "transcript": found.session.host,
         "sessionId": sid,
         "turns": [found.begin, found.end],
         "at": next((t.timestamp for t in found.turns if t.timestamp), None),

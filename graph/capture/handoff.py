@@ -34,7 +34,16 @@ _HOST_MARKUP = re.compile(
 )
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$", re.MULTILINE)
 _HEADING_MARKS = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
-_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+# Bold markers go, as Markdown reads them: `**` may sit inside a word, `__` only at a word's
+# edges (https://spec.commonmark.org/0.31.2/#emphasis-and-strong-emphasis), so an identifier's
+# underscores (`mcp__memesh__remember`) stay. Stricter than Markdown, a `__` joined to a name
+# by `.`, `/` or `-` is a name's too (`__init__.py`, `obj.__dict__`), and bold text holds no
+# marker of its own kind. An inline code span is kept whole (group 1).
+_EMPHASIS = re.compile(
+    r"(`+)[^`\n]+?\1"
+    r"|\*\*(?=\S)((?:(?!\*\*).)+?)(?<=\S)\*\*"
+    r"|(?<![\w\\./-])__(?=\S)((?:(?!__).)+?)(?<=\S)__(?!\w|[./-]\w)"
+)
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -46,10 +55,16 @@ def clean_reply(text: str) -> str:
     text = _CODE_BLOCK.sub(" ", text)
     text = _TABLE_RULE.sub("", text)
     text = _HEADING_MARKS.sub("", text)
-    text = _EMPHASIS.sub(r"\2", text)
+    text = _EMPHASIS.sub(_unbolded, text)
     lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
     text = _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
     return clip(text, MAX_HANDOFF_CHARS)
+
+
+def _unbolded(match: re.Match[str]) -> str:
+    if match.group(1) is not None:
+        return match.group(0)  # a code span, as written
+    return match.group(2) if match.group(2) is not None else match.group(3)
 
 
 def handoff_name(project: str) -> str:

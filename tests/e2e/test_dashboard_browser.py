@@ -2,7 +2,8 @@
 driven by Playwright as the review page's test does), a reviewer account made by
 `memesh createreviewer`. With JavaScript: the demo seed, a search as you type, a pin, a forget,
 the evidence drill-down, the graph's side panel, a settings test against the fake LLM server,
-the dark theme, and the demo reset; axe-core (the copy axe-playwright-python ships) on every
+the dark theme, and the demo reset; the graph fitted to its canvas, every node labelled, zoom
+and pan by wheel, keys, buttons and drag; axe-core (the copy axe-playwright-python ships) on every
 page, with no serious or critical violation. Without JavaScript: every page, a search and a pin
 by plain form posts. Screenshots go to $MEMESH_TEST_ARTIFACTS (default: test-artifacts/).
 """
@@ -201,6 +202,119 @@ def test_with_javascript_every_page_works_and_passes_axe(
     context.close()
 
 
+# The drawn nodes' and labels' boxes on the screen, and the canvas's.
+GRAPH_BOXES = """() => {
+  const box = e => { const r = e.getBoundingClientRect();
+    return {left: r.left, top: r.top, right: r.right, bottom: r.bottom}; };
+  const svg = document.querySelector("svg.graph");
+  // Font sizes are in viewBox units: on the screen they are scaled as the drawing is.
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const labels = [...svg.querySelectorAll(".nodes a")].map(a => {
+    const t = a.querySelector("text.label");
+    const style = t && getComputedStyle(t);
+    return {text: t ? t.textContent.trim() : "", box: t ? box(t) : null,
+            visible: !!t && style.visibility !== "hidden" && style.display !== "none"
+                     && t.getBoundingClientRect().width > 0,
+            font: t ? parseFloat(style.fontSize) * scale : 0};
+  });
+  return {canvas: box(svg), nodes: [...svg.querySelectorAll(".nodes circle")].map(box), labels};
+}"""
+
+
+def spans(boxes: list[dict[str, float]]) -> tuple[float, float]:
+    return (
+        max(b["right"] for b in boxes) - min(b["left"] for b in boxes),
+        max(b["bottom"] for b in boxes) - min(b["top"] for b in boxes),
+    )
+
+
+def meet(a: dict[str, float], b: dict[str, float]) -> bool:
+    return (
+        a["left"] < b["right"]
+        and b["left"] < a["right"]
+        and a["top"] < b["bottom"]
+        and b["top"] < a["bottom"]
+    )
+
+
+def test_the_graph_fills_its_canvas_labels_every_node_and_zooms_and_pans(
+    server: Served, browser: Browser
+) -> None:
+    base = server.base
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    log_in(page, base)
+    # The demo tour, unless the test before left it loaded (this test also runs alone).
+    load = page.get_by_role("button", name="Load the demo tour")
+    if load.count():
+        load.click()
+        page.wait_for_url(f"{base}/dashboard/")
+
+    for path, name in (("graph/", "12-graph-labelled"), ("graph/?layer=work", "13-graph-work")):
+        page.goto(f"{base}/dashboard/{path}")
+        drawn = page.evaluate(GRAPH_BOXES)
+        canvas = drawn["canvas"]
+        wide, high = spans(drawn["nodes"])
+        width, height = canvas["right"] - canvas["left"], canvas["bottom"] - canvas["top"]
+        # The drawn nodes span most of the canvas, not a cluster in its middle.
+        assert wide >= 0.7 * width and high >= 0.7 * height, (path, wide, high, width, height)
+        labels = drawn["labels"]
+        assert len(labels) == len(drawn["nodes"]) >= 8
+        for label in labels:
+            assert label["visible"] and label["text"], (path, label)
+            assert label["font"] >= 11, (path, label)  # px on the screen
+        for i, a in enumerate(labels):
+            for b in labels[i + 1 :]:
+                assert not meet(a["box"], b["box"]), (path, a, b)
+        assert_accessible(page)
+        screenshot(page, name)
+
+    # Zoom: the wheel over the drawing, the keyboard in it, and the buttons change the view;
+    # 0 and Reset put it back.
+    svg = page.locator("svg.graph")
+
+    def view() -> list[float]:
+        return [float(v) for v in (svg.get_attribute("viewBox") or "").split()]
+
+    start = view()
+    box = svg.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 3, box["y"] + box["height"] / 3)
+    page.mouse.wheel(0, -200)
+    page.wait_for_function(
+        "parseFloat(document.querySelector('svg.graph').getAttribute('viewBox').split(' ')[2])"
+        f" < {start[2]}"
+    )
+    assert view()[2] < start[2]  # zoomed in: a narrower view
+    page.locator("svg.graph .nodes a").first.focus()
+    page.keyboard.press("0")
+    assert view() == start
+    page.keyboard.press("+")
+    keyed = view()
+    assert keyed[2] < start[2]
+    page.keyboard.press("ArrowRight")
+    assert view()[0] > keyed[0]
+    page.get_by_role("button", name="Reset").click()
+    assert view() == start
+    page.get_by_role("button", name="Zoom out").click()
+    assert view()[2] > start[2]
+    page.get_by_role("button", name="Zoom in").click()
+    page.get_by_role("button", name="Zoom in").click()
+    zoomed = view()
+    assert zoomed[2] < start[2]
+    # A drag pans, and does not open the node it ends on.
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] / 2 + 80, box["y"] + box["height"] / 2 + 40, steps=5)
+    page.mouse.up()
+    panned = view()
+    assert panned[0] < zoomed[0] and panned[1] < zoomed[1] and panned[2] == zoomed[2]
+    assert page.url.endswith("/dashboard/graph/?layer=work")
+    assert_accessible(page)
+    screenshot(page, "14-graph-zoomed")
+    context.close()
+
+
 def test_without_javascript_every_page_works_by_links_and_forms(
     server: Served, browser: Browser
 ) -> None:
@@ -229,8 +343,11 @@ def test_without_javascript_every_page_works_by_links_and_forms(
     page.get_by_role("button", name="Pin").click()
     assert "is pinned." in page.locator(".messages").inner_text()
 
-    # A graph node without JavaScript is a link to its memory's page.
+    # A graph node without JavaScript is a link to its memory's page; the zoom buttons, which
+    # would do nothing, are not shown, and every node is labelled.
     page.goto(f"{base}/dashboard/graph/")
+    assert page.get_by_role("button", name="Zoom in").count() == 0
+    assert page.locator("svg.graph .nodes a").count() == page.locator("svg.graph .label").count()
     page.locator("svg.graph .nodes a").first.click()
     page.wait_for_url(f"{base}/dashboard/memories/m/**")
 

@@ -117,6 +117,20 @@ class Env:
         path.write_text(text)
         return path
 
+    def codex_rollout(self, session: str, **subs: str) -> Path:
+        """Codex's rollout file of `session` (tests/fixtures/hooks/codex-rollout.jsonl: a session
+        Codex 0.169.0 recorded) where Codex keeps it, under the user's `~/.codex`."""
+        session = self.sid(session)
+        text = (FIXTURES / "codex-rollout.jsonl").read_text()
+        text = text.replace("__CWD__", str(self.repo.root)).replace("__SESSION__", session)
+        for key, value in subs.items():
+            text = text.replace(f"__{key.upper()}__", value)
+        folder = self.user_home / ".codex" / "sessions" / "2026" / "12" / "07"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"rollout-2026-12-07T19-27-51-{session}.jsonl"
+        path.write_text(text)
+        return path
+
     def entity(self, name: str) -> dict[str, Any] | None:
         rows = read_rows(
             self.db,
@@ -386,6 +400,39 @@ def test_stop_counts_citations_captures_evidence_and_handoff_and_ingests_note_fi
     gone = env.entity(note_name)
     assert gone is not None and gone["status"] == "active"
     assert "source:note-file:missing" in gone["tags"]
+
+
+def test_stop_under_codex_reads_its_rollout_file_as_it_reads_claude_codes_transcript(
+    env: Env,
+) -> None:
+    env.cli("remember", "--name", f"{env.project}-cited", "--type", "note", "--obs", "cited one")
+    env.cli("remember", "--name", f"{env.project}-listed", "--type", "note", "--obs", "listed one")
+    cited, listed = env.entity(f"{env.project}-cited"), env.entity(f"{env.project}-listed")
+    assert cited is not None and listed is not None
+    rollout = env.codex_rollout("s-codex", cited=str(cited["id"]), listed=str(listed["id"]))
+    # Codex's Stop input: its session id, the rollout file, the last reply.
+    reply = json.loads(env.payload("codex-stop.json", "s-codex"))["last_assistant_message"]
+    stdin = env.payload(
+        "codex-stop.json",
+        "s-codex",
+        transcript_path=str(rollout),
+        last_assistant_message=reply.replace("__CITED__", str(cited["id"])),
+    )
+
+    stopped = env.hook("stop", stdin)
+
+    assert stopped.returncode == 0 and "Traceback" not in stopped.stderr, stopped.stderr
+    # The agent cited one memory; the other was only in the context Codex was given.
+    assert env.entity(f"{env.project}-cited")["hits"] == 1  # type: ignore[index]
+    assert env.entity(f"{env.project}-listed")["hits"] == 0  # type: ignore[index]
+    session = env.entity(f"session-{env.sid('s-codex')}")
+    assert session is not None and session["type"] == "session"
+    observations = "\n".join(session["observations"])
+    assert "Fixed: `pytest -q tests/test_auth.py` failed" in observations
+    assert "Edited 1 file(s): auth.py" in observations  # the file apply_patch's patch names
+    assert "Read the token audience from settings" in observations  # the commit
+    message = json.loads(stopped.stdout)["systemMessage"]
+    assert "committed and turned a test red then green" in message and "`remember`" in message
 
 
 # Served only: the gate is the same in process, and one run keeps the home's dream clock.

@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from core.json_limits import MAX_JSON_DEPTH, nesting_depth
 from graph.ops.bundle.entry import MAX_HISTORY_DEPTH
 from graph.ops.bundle.importer import BundleEntry
 from graph.ops.kit.operation import Operation
-from tests.processes import StdioServer, read_rows, serving
+from tests.processes import EXIT_DEADLINE, StdioServer, read_rows, serving
 
 pytestmark = pytest.mark.slow  # two server processes
 
@@ -573,6 +574,13 @@ def test_a_bundle_at_the_decoding_limit_is_read_and_its_entry_judged_by_its_own_
     assert len(entry["replaced_history"]) == 1
     recalled = httpx.post(f"{rest}/v1/recall", json={"query": name}, timeout=30)
     assert recalled.status_code == 200, recalled.text
+    # The server records the recall's access a second later (graph/ops/recall/access.py): wait
+    # for it, so that the tests after this one find the database settled.
+    db, deadline = home / "knowledge-graph.db", time.monotonic() + EXIT_DEADLINE
+    count_sql = "SELECT access_count FROM graph_entity WHERE name = ?"
+    while read_rows(db, count_sql, name) != [(1,)] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert read_rows(db, count_sql, name) == [(1,)]
 
 
 def test_deep_lines_over_stdio_are_parse_errors_and_the_next_line_is_served(

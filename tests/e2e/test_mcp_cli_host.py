@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import httpx
 
 from api.cli import forward as cli_forward
-from tests.processes import ROOT, StdioServer, memesh, memesh_env
+from tests.processes import ROOT, STARTUP_DEADLINE, StdioServer, memesh, memesh_env
 
 NO_DJANGO = {"DJANGO_SETTINGS_MODULE": "memesh_tests.no_such_settings"}
 SESSION_START = {
@@ -57,8 +58,13 @@ def test_the_mcp_process_runs_commands_and_hooks_and_removes_its_record(tmp_path
     server = StdioServer(home)
     try:
         server.initialize("host-test")
-        [record_path] = host_records(home)
-        assert record_path.name == f"{server.proc.pid}.json"
+        # `initialize` is answered before the server has loaded (api/mcp_server/early_stdio.py);
+        # it records itself once it serves.
+        record_path = home / cli_forward.HOSTS_DIRNAME / f"{server.proc.pid}.json"
+        deadline = time.monotonic() + STARTUP_DEADLINE
+        while host_records(home) != [record_path] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert host_records(home) == [record_path]
         assert record_path.stat().st_mode & 0o077 == 0
         stored = cli(home, "remember", "--name", "host-a", "--type", "note", "--obs", "kestrel")
         assert (stored.returncode, stored.stdout.strip()) == (0, "Stored: host-a (hypothesis)"), (

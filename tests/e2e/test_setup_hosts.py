@@ -18,6 +18,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from hosts import codex_trust
 from tests import mcp_checks
 from tests.processes import PROCESS_DEADLINE, memesh, memesh_env
 
@@ -281,9 +282,16 @@ def test_codex_gets_its_toml_server_and_the_hooks_and_keeps_its_comments(user_ho
     assert text.startswith(CODEX_CONFIG)  # the user's lines, comments and all, first
     config = tomllib.loads(text)
     assert config["mcp_servers"]["docs"] == {"command": "docs-mcp", "args": ["--stdio"]}
-    assert config["mcp_servers"]["memesh"] == {"command": ENTRY_POINT, "args": ["mcp"]}
+    # Codex hands an MCP server a whitelisted environment: memesh's variables are passed on
+    # by name (MEMESH_HOME always, and each MEMESH_* set where setup ran).
+    assert config["mcp_servers"]["memesh"] == {
+        "command": ENTRY_POINT,
+        "args": ["mcp"],
+        "env_vars": ["MEMESH_HOME", "MEMESH_EMBEDDER"],
+    }
     hooks = json.loads((user_home / ".codex" / "hooks.json").read_text())
     assert len(memesh_commands(hooks)) == HOOKS
+    assert setup(user_home, "codex")["changed"] is False
 
     setup(user_home, "codex", "--uninstall")
 
@@ -408,6 +416,49 @@ def test_doctor_warns_about_a_missing_command_and_missing_hooks(user_home: Path)
     ]
     assert "/gone/venv/bin/memesh does not exist" in claude["detail"]
     assert "1 of memesh's 8 hooks are missing" in claude["detail"]
+
+
+def codex_trusts(user_home: Path) -> None:
+    """Record trust in memesh's Codex hooks as Codex's `/hooks` does: a `hooks.state` entry
+    per hook in the user's config.toml, under the hook's key, holding its hash (the keys and
+    hashes tests/unit/test_codex_trust.py holds to what Codex reports)."""
+    hooks_file = user_home / ".codex" / "hooks.json"
+    config_file = user_home / ".codex" / "config.toml"
+    text = config_file.read_text() + "\n[hooks.state]\n"
+    for event, groups in json.loads(hooks_file.read_text())["hooks"].items():
+        for g, group in enumerate(groups):
+            for h, handler in enumerate(group["hooks"]):
+                key = codex_trust.hook_key(hooks_file, event, g, h)
+                digest = codex_trust.hook_hash(event, group, handler)
+                text += f'\n[hooks.state."{key}"]\ntrusted_hash = "{digest}"\n'
+    config_file.write_text(text)
+
+
+def test_doctor_reports_codex_hooks_codex_will_not_run_until_they_are_trusted(
+    user_home: Path,
+) -> None:
+    done = run(user_home, "setup", "codex")
+    assert done.returncode == 0, done.stderr
+    # The setup ends by saying so, and how to trust them.
+    assert f"Codex will not run {HOOKS} of memesh's hooks until you trust them" in done.stdout
+    assert "run `codex` and trust them in /hooks" in done.stdout
+
+    codex = integrations(user_home)["codex"]
+
+    assert codex["status"] == "warn"
+    [user] = codex["data"]["scopes"]
+    assert len(user["hooks"]["untrusted"]) == HOOKS
+    assert f"Codex skips {HOOKS} of memesh's hooks until you trust them" in codex["detail"]
+    assert "/hooks" in codex["detail"]
+
+    codex_trusts(user_home)
+
+    codex = integrations(user_home)["codex"]
+    assert codex["status"] == "ok", codex["detail"]
+    assert "untrusted" not in codex["data"]["scopes"][0]["hooks"]
+    again = run(user_home, "setup", "codex")
+    assert again.returncode == 0 and "nothing changed" in again.stdout
+    assert "trust" not in again.stdout
 
 
 def test_doctor_checks_the_projects_own_files_from_inside_the_repository(

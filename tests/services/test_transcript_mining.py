@@ -25,11 +25,13 @@ from tests.dreams import fenced_json
 from tests.fakes.llm_servers import FakeLLMServer, LLMReply
 from tests.helpers import remember
 from tests.transcripts import (
+    CODEX_SESSION_ID,
     DUPLICATE_LESSON,
     PASTED_KEY,
     SESSION_IDS,
     append_turns,
     install,
+    install_codex,
 )
 from tests.vector_support import use_embedder
 
@@ -173,6 +175,39 @@ def test_mining_stages_exactly_the_decisions_lessons_and_facts_worth_keeping(
     }
     assert decision.proposed["evidence"] == "Switch every write to BEGIN IMMEDIATE"
     assert decision.proposed["title"] == "Writes begin IMMEDIATE"
+
+
+def test_mining_reads_the_projects_codex_sessions_under_codex_home_beside_claude_codes(
+    transcript_project: Path, llm: FakeLLMServer
+) -> None:
+    install(settings.CLAUDE_CONFIG_DIR, transcript_project, "decisions")
+    install_codex(settings.CODEX_HOME, transcript_project / "src")  # a folder inside the project
+    install_codex(settings.CODEX_HOME, transcript_project.parent / "elsewhere", "other-project")
+    llm.replies.append(LLMReply(text=fenced_json(DECISIONS)))
+    audience = {
+        "type": "decision",
+        "name": "token-audience-from-settings",
+        "observations": ["The token audience is read from settings.AUTH_AUDIENCE."],
+    }
+    llm.replies.append(LLMReply(text=fenced_json({"memories": [audience]})))
+
+    result = transcripts_mine(directory=transcript_project, max_llm_calls=10)
+
+    # Oldest first, whichever host wrote them; the other folder's Codex session is not read.
+    assert [(s["sessionId"], s["turns"]) for s in result["sessions"]] == [
+        (SESSION_IDS["decisions"], 5),
+        (CODEX_SESSION_ID, 2),
+    ]
+    _, codex_prompt = prompts_sent(llm)
+    assert "[user] Why does the login test fail?" in codex_prompt
+    assert "[assistant] The login test failed because the token audience" in codex_prompt
+    for absent in ("INJECTED-AGENTS-MD", "environment_context", "PRIVATE-REASONING"):
+        assert absent not in codex_prompt
+    staged = Proposal.objects.get(proposed__name="token-audience-from-settings")
+    assert staged.proposed["source"]["transcript"] == "codex"
+    assert staged.proposed["source"]["sessionId"] == CODEX_SESSION_ID
+    claude = Proposal.objects.get(proposed__name="sqlite-begin-immediate")
+    assert claude.proposed["source"]["transcript"] == "claude-code"
 
 
 def test_the_llm_is_sent_the_conversation_only_and_never_the_pasted_secret(

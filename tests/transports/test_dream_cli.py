@@ -139,7 +139,7 @@ def test_from_transcripts_dry_run_lists_the_sessions_and_their_turns(in_project)
         (SESSION_IDS["secret"], 3),
         (SESSION_IDS["duplicate"], 4),
     ]
-    assert text.startswith("Dry run: 3 Claude Code sessions of project-")
+    assert text.startswith("Dry run: 3 sessions of project-")
     assert f"{SESSION_IDS['secret']}  2026-11-21 10:00  3 turns (3 new)" in text
     assert "No LLM was called" in text
 

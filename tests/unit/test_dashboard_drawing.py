@@ -76,9 +76,11 @@ def test_node_markup_escapes_names_and_labels() -> None:
     from dashboard.graph_svg import SvgNode, nodes_markup
 
     node = SvgNode(name='a"<b>&c', label="<script>", type="note", x=1.0, y=2.0,
-                   colour="#000", evidence=2, archived=True)  # fmt: skip
+                   colour="#000", evidence=2, archived=True,
+                   caption=("<i>", 1.0, 20.0, "middle"))  # fmt: skip
     markup = nodes_markup([node], page_prefix="/m/", panel_url="/node")
-    assert "<script>" not in markup and 'a"<b>' not in markup
+    assert "<script>" not in markup and 'a"<b>' not in markup and "<i>" not in markup
+    assert 'text-anchor="middle" class="label" aria-hidden="true">&lt;i&gt;</text>' in markup
     assert 'href="/m/a%22%3Cb%3E%26c"' in markup
     assert "&lt;script&gt; (note, 2 evidence)" in markup
     assert 'class="archived has-evidence"' in markup and 'class="badge">2</text>' in markup

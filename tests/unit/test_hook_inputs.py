@@ -167,6 +167,21 @@ def test_a_reply_is_cleaned_of_code_markup_and_host_text() -> None:
     assert pick_reply(["Done."]) is None
 
 
+def test_a_handoff_keeps_the_underscores_of_identifiers_and_drops_bold_markers() -> None:
+    reply = (
+        "Call mcp__memesh__remember (or `mcp__memesh__recall`) from __init__.py's caller; "
+        "**bold** and __strong__ go, a**b**c too."
+    )
+
+    cleaned = clean_reply(reply)
+
+    assert cleaned == (
+        "Call mcp__memesh__remember (or `mcp__memesh__recall`) from __init__.py's caller; "
+        "bold and strong go, abc too."
+    )
+    assert clean_reply("obj.__dict__ is __final__.") == "obj.__dict__ is final."
+
+
 def test_note_file_frontmatter_is_read_with_one_level_of_nesting() -> None:
     fields, body = parse_frontmatter(
         '---\nname: "Deploy target"\ndescription: fly.io, never heroku\nmetadata:\n'

@@ -207,3 +207,15 @@ def test_json_is_written_with_the_files_own_indentation() -> None:
     )
     assert dump_json({"a": 1}, like='{\n\t"a": 0\n}') == '{\n\t"a": 1\n}\n'
     assert dump_json({"a": 1}, like=None) == '{\n  "a": 1\n}\n'
+
+
+def test_codex_env_vars_keep_the_users_names_and_add_memeshs_once() -> None:
+    current = {"command": MEMESH, "args": ["mcp"], "env_vars": ["OPENAI_API_KEY", "MEMESH_HOME"]}
+
+    merged = edits.with_env_vars(PATH, current, ["MEMESH_HOME", "MEMESH_EMBEDDER"])
+
+    assert merged == ["OPENAI_API_KEY", "MEMESH_HOME", "MEMESH_EMBEDDER"]
+    assert edits.with_env_vars(PATH, {**current, "env_vars": merged}, ["MEMESH_HOME"]) == merged
+    assert edits.with_env_vars(PATH, None, ["MEMESH_HOME"]) == ["MEMESH_HOME"]
+    with pytest.raises(HostConfigInvalid, match="env_vars"):
+        edits.with_env_vars(PATH, {"env_vars": "MEMESH_HOME"}, ["MEMESH_HOME"])

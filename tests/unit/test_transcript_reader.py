@@ -160,33 +160,79 @@ def test_the_hooks_read_only_the_last_max_bytes_of_an_oversized_transcript(
 
 def test_a_codex_rollout_is_read_by_its_own_format(tmp_path: Path) -> None:
     text = (FIXTURES / "codex-rollout.jsonl").read_text().replace("@PROJECT@", "/work/widget")
-    path = tmp_path / "rollout-2026-11-21T10-00-00-019a2d7a.jsonl"
+    path = tmp_path / "rollout-2026-12-07T19-27-51-01a251fa-0c58-7293-b4cb-fcda7bc9ea46.jsonl"
     path.write_text(text)
 
     session = read_session(path, view=as_recorded)
     said = [(t.role, t.text) for t in read_session(path).turns]
 
-    assert session.session_id == "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
+    assert session.session_id == "01a251fa-0c58-7293-b4cb-fcda7bc9ea46"
     assert session.cwd == "/work/widget"
     assert said == [
         ("user", "Why does the login test fail?"),
-        ("assistant", "The token audience was never set; src/auth.py now reads it from settings."),
+        (
+            "assistant",
+            "The login test failed because the token audience was never set; src/auth.py now "
+            "reads it from settings (as [mem:CITED] said).",
+        ),
     ]
-    shell, patch = [u for t in session.turns for u in t.tool_uses]
-    assert (shell.name, shell.input["command"]) == (
-        "shell",
-        ["bash", "-lc", "pytest -q tests/test_auth.py"],
+    # Named and shaped as Codex's own hooks name its tools.
+    uses = [(u.name, u.input) for t in session.turns for u in t.tool_uses]
+    assert uses[0] == ("Bash", {"command": "pytest -q tests/test_auth.py"})
+    assert uses[1][0] == "apply_patch" and "AUTH_AUDIENCE" in str(uses[1][1]["patch"])
+    assert uses[3] == (
+        "Bash",
+        {"command": "git commit -am 'Read the token audience from settings'"},
     )
-    assert patch.name == "apply_patch" and "AUTH_AUDIENCE" in str(patch.input["input"])
-    failed, patched = [r for t in session.turns for r in t.tool_results]
+    failed, patched, passed, committed = [r for t in session.turns for r in t.tool_results]
     assert failed == ToolResult(
-        "call_a1", "FAILED tests/test_auth.py::test_login - AssertionError: 401 != 200\n", True
+        "call_0",
+        "FAILED tests/test_auth.py::test_login - AssertionError: 401 != 200\n1 failed in 0.41s\n",
+        True,
     )
-    assert patched.tool_use_id == "call_a2" and not patched.is_error
+    assert (patched.is_error, patched.text.splitlines()[0]) == (
+        False,
+        "Success. Updated the following files:",
+    )
+    assert (passed.is_error, passed.text) == (False, "1 passed in 0.38s\n")
+    assert committed.text.startswith("[main ") and not committed.is_error
     everything = "\n".join(t.text for t in session.turns)
-    for absent in ("INJECTED-AGENTS-MD", "environment_context", "PRIVATE-REASONING", "COMPACTED"):
+    for absent in ("INJECTED-AGENTS-MD", "environment_context", "PRIVATE-REASONING"):
         assert absent not in everything
-    assert session.started_at == "2026-11-21T10:00:01.000Z"
+    for absent in ("COMPACTED", "PROMPT-CONTEXT", "MeMesh reference memory", "Skills"):
+        assert absent not in everything
+    assert session.started_at == "2026-12-07T19:27:51.529Z"
+
+
+def test_codex_outputs_of_older_versions_and_of_each_shell_tool_are_read() -> None:
+    def result(output: object) -> ToolResult:
+        record = {
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "c", "output": output},
+        }
+        turn = parse_record(record).turn
+        assert turn is not None
+        return turn.tool_results[0]
+
+    def use(payload: dict[str, object]) -> ToolUse:
+        turn = parse_record({"type": "response_item", "payload": payload}).turn
+        assert turn is not None
+        return turn.tool_uses[0]
+
+    old = json.dumps({"output": "boom\n", "metadata": {"exit_code": 2}})
+    assert result(old) == ToolResult("c", "boom\n", True)
+    shell = "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nok\n"
+    assert result(shell) == ToolResult("c", "ok\n", False)
+    assert result("plain text, no exit code") == ToolResult("c", "plain text, no exit code", False)
+    argv = json.dumps({"command": ["bash", "-lc", "make test"]})
+    assert use({"type": "function_call", "name": "shell", "arguments": argv, "call_id": "x"}) == (
+        ToolUse("x", "Bash", {"command": "make test"})
+    )
+    line = json.dumps({"command": "git status"})
+    shell_command = {"type": "function_call", "name": "shell_command", "arguments": line}
+    assert use(shell_command).input == {"command": "git status"}
+    found = {"type": "function_call", "namespace": "mcp__memesh__", "name": "remember"}
+    assert use(found).name == "mcp__memesh__remember"
 
 
 def test_each_record_goes_to_the_format_its_shape_names() -> None:

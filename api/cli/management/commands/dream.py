@@ -79,8 +79,8 @@ class Command(MemeshCommand):
         run.add_argument(
             "--from-transcripts",
             action="store_true",
-            help="Mine this project's Claude Code session transcripts for decisions, lessons "
-            "and facts instead (staged for review; --project does not apply).",
+            help="Mine this project's Claude Code and Codex session transcripts for decisions, "
+            "lessons and facts instead (staged for review; --project does not apply).",
         )
         run.add_argument(
             "--if-due",
@@ -276,7 +276,7 @@ def mining_text(r: dict[str, Any]) -> list[str]:
     fresh = [s for s in sessions if s["newTurns"]]
     head = "Dry run: " if r["dryRun"] else ""
     lines = [
-        f"{head}{len(sessions)} Claude Code session{'s' if len(sessions) != 1 else ''} of "
+        f"{head}{len(sessions)} session{'s' if len(sessions) != 1 else ''} of "
         f"{r['project'] or '(no project)'}, {len(fresh)} with turns not mined yet"
     ]
     for s in sessions:

@@ -10,6 +10,7 @@ embedding model loads only when a call first needs one.
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 from typing import Any
 
@@ -81,6 +82,9 @@ class Command(MemeshCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        from api.mcp_server import early_stdio
+
+        early_stdio.begin()  # already begun when started as `memesh mcp` (memesh_site/cli.py)
         anyio.run(serve_stdio, not options["no_migrate"])
 
 
@@ -114,6 +118,7 @@ async def serve_stdio(migrate: bool) -> None:
         host.start()
     try:
         async with anyio.create_task_group() as group:
+            group.start_soon(stop_on_signal, group.cancel_scope)
             group.start_soon(presence.keep_alive, gate.wait)
             async with stdio_transport() as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -123,3 +128,22 @@ async def serve_stdio(migrate: bool) -> None:
         if presence.active:  # it may have registered: end its leases now
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await anyio.to_thread.run_sync(presence.end)
+
+
+async def stop_on_signal(scope: anyio.CancelScope) -> None:
+    """SIGINT or SIGTERM stops the server at once, the way the client closing stdin does.
+
+    Claude Code ends a session with SIGINT and sends SIGTERM 100 ms later. Cancelling the
+    server stops it reading requests; a tool call already running on its worker thread is
+    not abandoned: the cancellation waits for it, so its transaction commits whole (its
+    answer is not sent). Then the process ends as after end of input (leases ended, the
+    recall access counts flushed at exit: graph/ops/recall/access.py). Further signals are
+    ignored meanwhile: the SIGTERM that follows must not kill a transaction that is
+    finishing (SIGKILL still ends the process, and SQLite then rolls the transaction back).
+    """
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            break
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+    scope.cancel()
