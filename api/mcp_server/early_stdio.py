@@ -54,17 +54,10 @@ Deliver = Callable[[str | None], None]  # a line, or None at the end of input
 def initialize_answer(line: str) -> tuple[str, str] | None:
     """The JSON-RPC answer to `line` when it is a well-formed `initialize` request, with the
     request's id as the SDK writes it; None for anything else (the SDK will answer it)."""
-    try:
-        message = json.loads(line)
-    except ValueError:
+    message = _request(line, "initialize")
+    if message is None:
         return None
-    if not isinstance(message, dict) or message.get("method") != "initialize":
-        return None
-    request_id = message.get("id")
-    if message.get("jsonrpc") != "2.0" or isinstance(request_id, bool):
-        return None
-    if not isinstance(request_id, int) and not _plain(request_id):
-        return None
+    request_id = message["id"]
     params = message.get("params")
     if not isinstance(params, dict):
         return None
@@ -93,20 +86,29 @@ def list_request_id(line: str) -> str | None:
     """The id (as written) of a `tools/list` request asking for the whole list; else None."""
     if '"tools/list"' not in line:
         return None
+    message = _request(line, "tools/list")
+    if message is None:
+        return None
+    if message.get("params") not in (None, {}):
+        return None  # a cursor, or the 2026 protocol's envelope: the SDK's to read
+    return _compact(message["id"])
+
+
+def _request(line: str, method: str) -> dict[str, object] | None:
+    """`line` as a JSON-RPC 2.0 request for `method` with an id the SDK echoes as given (an
+    integer or a plain string); None for anything else."""
     try:
         message = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(message, dict) or message.get("method") != "tools/list":
+    if not isinstance(message, dict) or message.get("method") != method:
         return None
     request_id = message.get("id")
     if message.get("jsonrpc") != "2.0" or isinstance(request_id, bool):
         return None
     if not isinstance(request_id, int) and not _plain(request_id):
         return None
-    if message.get("params") not in (None, {}):
-        return None  # a cursor, or the 2026 protocol's envelope: the SDK's to read
-    return _compact(request_id)
+    return message
 
 
 def _plain(request_id: object) -> bool:
