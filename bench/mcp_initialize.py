@@ -50,11 +50,12 @@ def send(pipe: IO[str], message: dict[str, Any]) -> None:
     pipe.flush()
 
 
-def one_run(home: Path, embedder: str) -> tuple[float, float, float]:
+def start_mcp(home: Path, embedder: str) -> subprocess.Popen[str]:
+    """`memesh mcp` on `home` as an agent host starts it: its own MEMESH_* only, pipes on
+    stdin and stdout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMESH_")}
     env.update(MEMESH_HOME=str(home), MEMESH_EMBEDDER=embedder)
-    start = time.perf_counter()
-    proc = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "memesh_site.cli", "mcp"],
         cwd=ROOT,
         env=env,
@@ -63,6 +64,11 @@ def one_run(home: Path, embedder: str) -> tuple[float, float, float]:
         stderr=subprocess.DEVNULL,
         text=True,
     )
+
+
+def one_run(home: Path, embedder: str) -> tuple[float, float, float]:
+    start = time.perf_counter()
+    proc = start_mcp(home, embedder)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         send(proc.stdin, INITIALIZE)

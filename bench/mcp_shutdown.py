@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sqlite3
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench.mcp_initialize import INITIALIZE, INITIALIZED, ROOT, send
+from bench.mcp_initialize import INITIALIZE, INITIALIZED, send, start_mcp
 
 REMEMBER = {
     "jsonrpc": "2.0",
@@ -39,17 +36,7 @@ EXIT_DEADLINE = 30.0
 
 def one_run(home: Path, signum: int) -> tuple[float, bool]:
     """Seconds from the signal to the exit, and whether the acknowledged write survived."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMESH_")}
-    env.update(MEMESH_HOME=str(home), MEMESH_EMBEDDER="deterministic")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memesh_site.cli", "mcp"],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    proc = start_mcp(home, "deterministic")
     assert proc.stdin is not None and proc.stdout is not None
     try:
         send(proc.stdin, INITIALIZE)
