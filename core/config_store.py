@@ -1,5 +1,9 @@
 """The one store of MEMESH_HOME/config.json: reading it, and writing it safely.
 
+In a home shared with the original MeMesh, whose own config.json sits there, memesh's is
+memesh-config.json (core/paths.py's `own_file`): the original's settings are never read as
+memesh's, nor overwritten.
+
 Each app declares and reads its own sections of the document (core/config_sections.py is
 their registry and the service that writes them, through this module); this module knows
 nothing of what a section means.
@@ -29,7 +33,7 @@ from typing import Any
 from core import paths
 from core.redact import MASK
 
-CONFIG_FILENAME = "config.json"
+CONFIG_FILENAME = paths.CONFIG_FILENAME
 URL_PATTERN = r"^https?://[^\s/?#]+(/[^\s?#]*)?$"
 # API keys travel in HTTP headers: printable ASCII, no spaces (anything else is no key and
 # could not be sent).
@@ -44,7 +48,7 @@ class ConfigUnreadable(Exception):
         self.path = path
         self.reason = reason
         # Without the path (it names the user's home): what the REST and CLI errors say.
-        self.summary = f"{CONFIG_FILENAME} is not readable JSON: {reason}"
+        self.summary = f"{path.name} is not readable JSON: {reason}"
 
 
 def refuse_mask(value: str | None) -> str | None:
@@ -55,7 +59,7 @@ def refuse_mask(value: str | None) -> str | None:
 
 
 def config_path() -> Path:
-    return paths.memesh_home() / CONFIG_FILENAME
+    return paths.own_file(paths.memesh_home(), CONFIG_FILENAME)
 
 
 def load() -> dict[str, Any]:
@@ -82,7 +86,7 @@ def stamp() -> int | None:
 def locked() -> Iterator[None]:
     """An exclusive lock for read-modify-write across processes (a sibling lock file)."""
     paths.ensure_private_dir(paths.memesh_home())
-    lock_path = paths.memesh_home() / (CONFIG_FILENAME + ".lock")
+    lock_path = config_path().with_name(config_path().name + ".lock")
     fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -46,6 +46,15 @@ class OperationFailed(MemeshError):
     http_status = 400
 
 
+class ForeignDatabase(MemeshError):
+    """The database file memesh was given was not created by memesh (the original MeMesh's,
+    or another program's): memesh never writes into it, not even a PRAGMA
+    (core/original_memesh.py, docs/coming-from-memesh.md)."""
+
+    error_code = "storage.foreign-database"
+    http_status = 503  # like the other conditions of the file: no request can be served
+
+
 @dataclass(frozen=True)
 class Failure:
     """An error as every transport reports it: REST's HTTP status, the stable code, the

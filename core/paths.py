@@ -4,6 +4,13 @@ The database file is MEMESH_HOME/knowledge-graph.db unless MEMESH_DB_PATH names 
 (both read in settings). Files holding memory or secrets are created 0600 before anything
 writes to them, so there is no window in which another local user could read them.
 
+A home shared with the original MeMesh (docs/coming-from-memesh.md): the original keeps its
+database at the same default path and its config.json beside it. When knowledge-graph.db
+there is not memesh's (core/original_memesh.py tells, read-only), or the original's own files
+are there before its database is, memesh keeps its own files under names of its own
+(SHARED_NAMES) and never writes the original's; once memesh has its own database there it
+keeps using it, whatever becomes of the original's file.
+
 settings.py calls the helpers that take a `home` while it loads; everything else asks
 `memesh_home()`.
 """
@@ -19,7 +26,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from core import original_memesh
+
 DB_FILENAME = "knowledge-graph.db"
+CONFIG_FILENAME = "config.json"
+# memesh's names for the files the original MeMesh keeps under the same names, in a home the
+# two share (the original's transcript-mining state too: each product mines on its own).
+SHARED_NAMES = {
+    DB_FILENAME: "memesh-graph.db",
+    CONFIG_FILENAME: "memesh-config.json",
+    "transcript-mining.json": "memesh-transcript-mining.json",
+}
 SECRET_KEY_FILENAME = "secret-key"
 # `memesh serve`'s record of itself (core/serve_record.py), read by the CLI's forwarding client.
 RUNTIME_FILENAME = "serve.json"
@@ -38,7 +55,28 @@ def home_from_env(env: Mapping[str, str]) -> Path:
 def database_from_env(env: Mapping[str, str]) -> Path:
     """The database file as settings reads it (MEMESH_DB_PATH, else in MEMESH_HOME)."""
     given = env.get("MEMESH_DB_PATH")
-    return Path(given).expanduser() if given else home_from_env(env) / DB_FILENAME
+    return Path(given).expanduser() if given else own_file(home_from_env(env), DB_FILENAME)
+
+
+def home_is_shared(home: Path) -> bool:
+    """Whether memesh shares `home` with the original MeMesh (or another program): memesh's
+    own database is there under its shared name already; or knowledge-graph.db there is not
+    memesh's; or there is none yet and the original's own files are there (it will create
+    its database at that path). A knowledge-graph.db memesh created stays memesh's."""
+    if (home / SHARED_NAMES[DB_FILENAME]).exists():
+        return True
+    owner = original_memesh.classify(home / DB_FILENAME)
+    if owner is original_memesh.Owner.ABSENT:
+        return original_memesh.has_marks(home)
+    return owner in (original_memesh.Owner.ORIGINAL, original_memesh.Owner.FOREIGN)
+
+
+def own_file(home: Path, name: str) -> Path:
+    """memesh's file called `name` in `home`: under memesh's own name for it when the home is
+    shared with the original MeMesh and the original uses `name` too."""
+    if name in SHARED_NAMES and home_is_shared(home):
+        return home / SHARED_NAMES[name]
+    return home / name
 
 
 def memesh_home() -> Path:

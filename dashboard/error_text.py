@@ -34,6 +34,17 @@ ERROR_SENTENCES: dict[str, str] = {
     "storage.full": "The disk holding the database is full; nothing was written.",
     "storage.io-error": "The disk holding the database failed to read or write.",
     "storage.cannot-open": "The database file cannot be opened.",
+    "storage.foreign-database": "The database file belongs to another program, so memesh "
+    "leaves it alone.",
+    "storage.bad-url": "The database URL cannot be read; the details say which part is wrong.",
+    "storage.unavailable": "The database server cannot be reached now; try again in a moment.",
+    "storage.no-pgvector": "The PostgreSQL database has no pgvector extension, which memesh needs.",
+    "storage.unsupported-server": "The database server's version is older than memesh supports.",
+    # `memesh import --from FORMAT` (graph/ops/foreign/errors.py).
+    "import.unknown-format": "That format cannot be imported; the details list the ones that can.",
+    "import.source-not-found": "The file or folder to import from does not exist.",
+    "import.wrong-format": "The file is not in the format named, so nothing was imported.",
+    "import.bad-record": "A record in the source cannot be read; the details name it.",
     # The CLI's own (`memesh reindex`, `memesh setup`), for a page that runs the same service.
     "reindex.refused": "A reindex cannot run now; the details say why.",
     "reindex.retired-flag": "That reindex option was retired; the details name its successor.",
@@ -41,6 +52,8 @@ ERROR_SENTENCES: dict[str, str] = {
     "setup.invalid-config": "The host's configuration file is not valid, so it was left alone.",
     "setup.config-changed": "The host's configuration changed while it was being edited.",
     "setup.cannot-write": "The host's configuration file cannot be written.",
+    "setup.original-memesh-server": "The host's memesh server entry is the original MeMesh's, "
+    "so it was left alone.",
     # Agents talking to each other (messaging/errors.py).
     "validation.bad-recipient": "That recipient id is not usable: too long or shaped like a path.",
     "recipient_unavailable": "No live agent is registered under that recipient to deliver to.",
@@ -49,9 +62,9 @@ ERROR_SENTENCES: dict[str, str] = {
     "intended_for_other_session": "That message is meant for another session of the agent.",
     # The agents' review tools (proposals/errors.py).
     "review.human-only": "Only a person accepts or rejects this, in the review page or the CLI.",
-    "work_package.no-workspace-root": "No workspace folder with Claude Code sessions was given.",
+    "work_package.no-workspace-root": "No workspace folder with agent sessions was given.",
     "work_package.ambiguous-workspace-root": (
-        "More than one workspace folder holds Claude Code sessions; name one."
+        "More than one workspace folder holds agent sessions; name one."
     ),
     "work_package.stale": "The package's sources changed since it was prepared; prepare it again.",
     "work_package.workspace-mismatch": "The result comes from another workspace than the package.",

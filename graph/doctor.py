@@ -23,7 +23,7 @@ from graph.embedding.config import load_config
 from graph.indexing import consistency, generations
 from graph.models import Entity
 from graph.ops.kit.writes import request_embedding
-from graph.status import vector_index_state
+from graph.status import DatabaseInfo, database_info, original_memesh_state, vector_index_state
 
 
 @dataclass
@@ -38,9 +38,39 @@ def run_checks(*, probe: bool = True) -> list[Check]:
     checks: list[Check] = []
     connection.ensure_connection()
     entities = Entity.objects.count()
-    checks.append(Check("database", "ok", f"{entities} memories", {"entities": entities}))
+    database = database_info()
+    checks.append(
+        Check(
+            "database",
+            "ok",
+            f"{entities} memories" + _backend_text(database),
+            {
+                "entities": entities,
+                "backend": database.backend,
+                "version": database.version,
+                "pgvector": database.pgvector,
+            },
+        )
+    )
+    original = original_memesh_state()
+    if original is not None:
+        # A warning while memories wait to be imported: the user sees it, doctor still passes.
+        status = "warn" if original.not_imported else "ok"
+        checks.append(Check("original MeMesh", status, original.sentence(), original.as_json()))
+    # A team server's PostgreSQL: its indexes come with the storage interface's Postgres
+    # implementation (docs/team-server-design.md); until then sqlite-vec, the vector
+    # generations and the SQLite indexes' consistency are not checked there.
+    on_server = database.backend == "postgresql"
     vec_error = getattr(connection, "vec_error", "not loaded")
-    if vec_error is None:
+    if on_server:
+        checks.append(
+            Check(
+                "pgvector",
+                "ok" if database.pgvector else "fail",
+                database.pgvector or "not installed in the database",
+            )
+        )
+    elif vec_error is None:
         checks.append(Check("sqlite-vec", "ok", "loaded"))
     else:
         checks.append(Check("sqlite-vec", "warn", f"not loaded ({vec_error}): keyword-only"))
@@ -86,14 +116,21 @@ def run_checks(*, probe: bool = True) -> list[Check]:
                 )
         else:
             checks.append(Check("embedder", "ok", f"{embedder.identity} (not probed)", info))
-    checks.extend(_index_checks(embedder.identity if embedder else None, vec_error is None))
-    checks.append(consistency_check(consistency.check()))
+    if not on_server:
+        checks.extend(_index_checks(embedder.identity if embedder else None, vec_error is None))
+        checks.append(consistency_check(consistency.check()))
     secrets = [config.api_key] if config.api_key else []
     for check in checks:
         check.detail = redact(check.detail, secrets)
         if check.data:
             check.data = redact(check.data, secrets)
     return checks
+
+
+def _backend_text(database: DatabaseInfo) -> str:
+    if database.backend != "postgresql":
+        return ""
+    return f" on PostgreSQL {database.version} (pgvector {database.pgvector or 'missing'})"
 
 
 def _index_checks(identity: str | None, vec_loaded: bool) -> list[Check]:

@@ -1,6 +1,7 @@
 """What the graph holds and what its indexes are waiting for, read cheaply: `memesh status`'s
 graph half, and the vector-index state `memesh doctor` checks (graph/doctor.py), so both tell
-the same story.
+the same story. Also what `serve`, `status`, `doctor` and the first CLI call say of an original
+MeMesh database found in the home (`original_memesh_state`).
 
 Nothing here calls the embedder or loads a model: the configured embedder is built (that only
 reads the configuration) for its identity, never asked to embed.
@@ -19,6 +20,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.db.models import Count
 
+from core import original_memesh, paths
 from core.redact import redact
 from graph.embedding import provider
 from graph.indexing import generations
@@ -30,20 +32,44 @@ from graph.project_tags import PROJECT_TAG_PREFIX, project_of
 
 @dataclass(frozen=True)
 class DatabaseInfo:
-    path: str
-    bytes: int  # the file and its -wal file: what the database takes on disk now
+    path: str  # the SQLite file, or a team server's URL without its password
+    bytes: int  # the file and its -wal file (SQLite), or pg_database_size: what it takes now
+    backend: str = "sqlite"  # connection.vendor: "sqlite" or "postgresql"
+    version: str = ""  # SQLite's library version, or the PostgreSQL server's
+    pgvector: str | None = None  # pgvector's version in a PostgreSQL database
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def database_info() -> DatabaseInfo:
+    if connection.vendor == "postgresql":
+        return _server_database_info()
     name = str(settings.DATABASES["default"]["NAME"])
+    # The driver's library version, read without opening the file (a report must not
+    # create its -wal/-shm files in a home no memesh holds open).
+    sqlite_version = str(connection.Database.sqlite_version)  # type: ignore[attr-defined]
     size = 0
     for path in (Path(name), Path(f"{name}-wal")):
         with contextlib.suppress(OSError):  # no -wal file between checkpoints
             size += path.stat().st_size
-    return DatabaseInfo(path=name, bytes=size)
+    return DatabaseInfo(path=name, bytes=size, version=sqlite_version)
+
+
+def _server_database_info() -> DatabaseInfo:
+    from core.db.postgres.extensions import server_info
+
+    info = server_info(connection)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_database_size(current_database())")
+        size = int(cursor.fetchone()[0])
+    return DatabaseInfo(
+        path=str(getattr(connection, "safe_name", "")),
+        bytes=size,
+        backend="postgresql",
+        version=info.version,
+        pgvector=info.pgvector,
+    )
 
 
 # --- memories by project and type -------------------------------------------------------------
@@ -226,3 +252,72 @@ def vector_index_state() -> VectorIndexState:
         staging_bytes=staging_size,
         last_error=redact(last) if last else None,
     )
+
+
+# --- the original MeMesh in the same home -----------------------------------------------------
+
+# Names per query: below SQLite's bound-variable limit on every build.
+NAMES_PER_QUERY = 500
+
+
+@dataclass(frozen=True)
+class OriginalMemeshState:
+    """The original MeMesh's database in this home, and how many of its memories (not
+    archived) memesh does not hold yet, by name: an import keeps names, so none once imported."""
+
+    found: original_memesh.OriginalMemory
+    not_imported: int
+
+    def sentence(self) -> str:
+        """What serve, status, doctor and the first CLI call say (one sentence)."""
+        where, total = self.found.path, self.found.memories
+        held = f"{total} {'memory' if total == 1 else 'memories'} in {where}"
+        if self.found.in_memesh_database:
+            return self._sentence_inside()
+        if not self.not_imported:
+            return f"The original MeMesh keeps {held}, all of them in memesh too (imported)"
+        if self.not_imported < total:
+            held += f", {self.not_imported} of them not in memesh yet"
+        return (
+            f"The original MeMesh keeps {held} (memesh leaves that file alone and keeps its "
+            f"own beside it); bring them in with: {self.found.command}"
+        )
+
+    def _sentence_inside(self) -> str:
+        """The original installed after memesh made this home: its tables in memesh's file."""
+        total = self.found.memories
+        held = (
+            f"{total} {'memory' if total == 1 else 'memories'} in tables of its own inside "
+            f"memesh's database {self.found.path}"
+        )
+        if not self.not_imported:
+            return f"The original MeMesh keeps {held}, all of them in memesh too (imported)"
+        if self.not_imported < total:
+            held += f", {self.not_imported} of them not in memesh yet"
+        return (
+            f"The original MeMesh, installed after memesh made this home, keeps {held} "
+            f"(memesh does not read them, and the original reads memesh's config.json as its "
+            f"own); bring them in with: {self.found.command}"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {**self.found.as_json(), "notImported": self.not_imported}
+
+
+def original_memesh_state() -> OriginalMemeshState | None:
+    """The original MeMesh's database at the default path of memesh's home, read-only; None
+    when there is none (or it cannot be read now)."""
+    path = paths.memesh_home() / paths.DB_FILENAME
+    if str(path) == str(settings.DATABASES["default"]["NAME"]):
+        # memesh's own database is at that path; the original, installed later, may have
+        # added its tables to it (docs/coming-from-memesh.md).
+        found = original_memesh.inside(path)
+    else:
+        found = original_memesh.find(path)
+    if found is None:
+        return None
+    names = original_memesh.memory_names(path)
+    held = 0
+    for start in range(0, len(names), NAMES_PER_QUERY):
+        held += Entity.objects.filter(name__in=names[start : start + NAMES_PER_QUERY]).count()
+    return OriginalMemeshState(found=found, not_imported=len(names) - held)

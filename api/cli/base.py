@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Literal, NoReturn
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from pydantic import BaseModel
 
+from api.cli import original_notice
 from api.envelope import known_failure
 from core import json_limits
 from core.db.schema import migrate_if_needed
@@ -106,6 +107,10 @@ class MemeshCommand(BaseCommand):
         with cli_errors(self, as_json=bool(options.get("json"))):
             if self.migrates:
                 migrate_if_needed()
+                # A home shared with the original MeMesh: said on the first command only.
+                original_notice.show_once(
+                    type(self).__module__.rsplit(".", 1)[-1], options, self.stderr.write
+                )
             return super().execute(*args, **options)
 
 

@@ -59,6 +59,8 @@ ERROR_CODES: tuple[str, ...] = (
     "storage.full",
     "storage.io-error",
     "storage.cannot-open",
+    # A database memesh did not create (core/errors.py's ForeignDatabase): never written.
+    "storage.foreign-database",
 )
 
 # status -> description of the error responses every operation route may answer with.
@@ -87,7 +89,9 @@ ERROR_RESPONSES: dict[int, str] = {
     500: "Unexpected server-side failure (`server.internal`).",
     503: "The database is busy (`storage.busy`), read-only (`storage.read-only`), cannot be "
     "opened (`storage.cannot-open`) or its disk failed (`storage.io-error`), each with a "
-    "`hint`; or a remote listener has no token configured (`auth.not-configured`).",
+    "`hint`; or it is not memesh's own (`storage.foreign-database`: the original MeMesh's or "
+    "another program's, never written); or a remote listener has no token configured "
+    "(`auth.not-configured`).",
     507: "The disk holding the database is full (`storage.full`, with a `hint`); nothing was "
     "written.",
 }

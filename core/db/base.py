@@ -6,6 +6,7 @@ outside the database layer, and does not depend on import order.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import decimal
 import importlib.util
@@ -21,9 +22,10 @@ from django.conf import settings
 from django.db.backends.sqlite3 import base as sqlite_base
 from django.db.backends.sqlite3._functions import register as register_functions
 
-from core import paths
+from core import original_memesh, paths
 from core.db.driver import Database
 from core.db.write_gate import WriteGate
+from core.errors import ForeignDatabase
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +109,43 @@ def load_sqlite_vec(conn: Any) -> str | None:
     return None
 
 
+def refuse_foreign(path: Path) -> original_memesh.Owner:
+    """Raise ForeignDatabase when `path` holds a database memesh did not create: connecting
+    would already write to it (the WAL PRAGMA), and migrating would put memesh's tables in it."""
+    owner = original_memesh.classify(path)
+    if owner is original_memesh.Owner.ORIGINAL:
+        raise ForeignDatabase(
+            f"{path} is the original MeMesh's database, which memesh never writes into: leave "
+            "MEMESH_DB_PATH unset (memesh keeps its own file beside it) or point it at a new "
+            f"file, and bring its memories in with: {original_memesh.IMPORT_COMMAND} "
+            f"{original_memesh.quote_path(path)} --apply"
+        )
+    if owner is original_memesh.Owner.FOREIGN:
+        raise ForeignDatabase(
+            f"{path} is another program's database (its tables are not memesh's), which "
+            "memesh never writes into: point MEMESH_DB_PATH at a new file"
+        )
+    return owner
+
+
+# Only a file known to be memesh's, or new, is stamped: a file that could not be looked at (a
+# lock held) might be another program's.
+STAMPABLE = (original_memesh.Owner.ABSENT, original_memesh.Owner.MEMESH)
+
+
+def stamp_as_memesh(conn: Any) -> None:
+    """Write memesh's application id into the database's header once (core/original_memesh.py
+    reads it to know memesh's file without opening it). Run before WAL is switched on, so on a
+    new file the stamp is in the file itself at once; on an older WAL database it reaches the
+    file at the next checkpoint. A read-only database keeps no stamp: it is still told by its
+    tables."""
+    if conn.execute("PRAGMA application_id").fetchone()[0] == original_memesh.APPLICATION_ID:
+        return
+    # Read-only or busy: the next connection tries again.
+    with contextlib.suppress(Database.OperationalError):
+        conn.execute(f"PRAGMA application_id = {original_memesh.APPLICATION_ID}")
+
+
 class DatabaseWrapper(sqlite_base.DatabaseWrapper):
     Database = Database  # also drives Django's exception mapping (IntegrityError, ...)
 
@@ -119,7 +158,9 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         # Not super(): Django's version calls the stdlib sqlite3.connect.
+        owner = None
         if not self.is_in_memory_db():
+            owner = refuse_foreign(Path(conn_params["database"]))
             paths.ensure_private_file(Path(conn_params["database"]))
         conn = Database.connect(**conn_params)
         register_functions(conn)
@@ -130,6 +171,8 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
             )
         timeout_ms = max(int(conn_params.get("timeout", 0) * 1000), MIN_BUSY_TIMEOUT_MS)
         conn.execute(f"PRAGMA busy_timeout = {timeout_ms}")
+        if owner in STAMPABLE:
+            stamp_as_memesh(conn)
         for pragma in PRAGMAS:
             if "journal_mode" in pragma and self.is_in_memory_db():
                 continue

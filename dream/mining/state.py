@@ -36,7 +36,9 @@ STATE_FILENAME = "transcript-mining.json"
 
 
 def state_path() -> Path:
-    return paths.memesh_home() / STATE_FILENAME
+    # In a home shared with the original MeMesh, which keeps a file of this name, memesh's
+    # has a name of its own: each product mines the sessions on its own.
+    return paths.own_file(paths.memesh_home(), STATE_FILENAME)
 
 
 def _load() -> dict[str, Any]:

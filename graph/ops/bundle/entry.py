@@ -4,6 +4,7 @@ chunk it belongs to is written (graph/ops/bundle/importer.py)."""
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -105,6 +106,24 @@ class EntryTrust(BaseModel):
     expires_at: Annotated[str | None, AfterValidator(_time)] = None
 
 
+class EntryOrigin(BaseModel):
+    """What an import from another program's files (graph/ops/foreign/) keeps of the record it
+    read: where it came from and the source's own times, archived state and counters. Read
+    only when bundle_import is called with `foreign=True`: a bundle file cannot set it."""
+
+    model_config = ConfigDict(extra="forbid")
+    source: Annotated[str, Field(max_length=2000)]  # `import:<format>:<path>`
+    place: Annotated[str, Field(max_length=2000)]  # the file, and its line or row
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    archived: bool = False
+    access_count: Annotated[int, Field(ge=0)] = 0
+    last_accessed_at: datetime | None = None
+    recall_hits: Annotated[int, Field(ge=0)] = 0
+    recall_misses: Annotated[int, Field(ge=0)] = 0
+    extra: dict[str, Any] = Field(default_factory=dict)  # kept as metadata.foreign
+
+
 class BundleEntry(BaseModel):
     """One entry of an imported bundle. Unknown keys are ignored (bundles of other versions
     carry ids, timestamps, ...); the fields that are used are checked as strictly as
@@ -125,3 +144,4 @@ class BundleEntry(BaseModel):
         AfterValidator(_storable_history),
     ] = Field(default_factory=list)
     trust: EntryTrust | None = None
+    origin: EntryOrigin | None = None

@@ -27,6 +27,14 @@ raised, no hypothesis promoted: only `observe` does that). Overwrite keeps what 
 in `metadata.replaced_history` (as `replace` does); a bundle's versions (`replaced_history`)
 are kept on the entities it creates.
 
+An import from another program's files (graph/ops/foreign/) passes `foreign=True`: each
+entry's `origin` then gives a new entity the source's times, archived state and counters,
+`metadata.foreign` (what the source kept that memesh has no column for) and
+`metadata.provenance.source` (`import:<format>:<path>`) with the record's place.
+
+Each chunk queues the embedding of what it wrote once it commits (graph.ops.kit.writes), as
+every write does.
+
 Strategies on an entity that already exists (a new one is created under all three):
 skip leaves it entirely alone (namespace and relations included); overwrite replaces its
 observations and tags; append adds the new ones. Both of the latter replace its title when
@@ -54,15 +62,17 @@ from graph.models import (
     Namespace,
     Observation,
     Relation,
+    Status,
     Tag,
     TrustStatus,
 )
-from graph.ops.bundle.entry import BundleEntry
+from graph.ops.bundle.entry import BundleEntry, EntryOrigin
 from graph.ops.bundle.exporter import REPLACED_HISTORY, exported_at
 from graph.ops.kit.fields import NamespaceName, Output, StrictInput
 from graph.ops.kit.trust.rules import default_kind, with_event
 from graph.ops.kit.trust.view import parse_time
 from graph.ops.kit.validation_errors import describe_validation_error
+from graph.ops.kit.writes import index_after_write
 from graph.search.text import normalize_observation
 from graph.storage.conditions import DATABASE_WIDE, storage_error
 
@@ -143,24 +153,35 @@ class _Run:
     namespace: NamespaceName | None
     source_host: str
     now: datetime
+    foreign: bool = False
 
-    def stamp(self, metadata: dict[str, Any], *, created: bool) -> dict[str, Any]:
+    def stamp(
+        self, metadata: dict[str, Any], *, created: bool, origin: EntryOrigin | None = None
+    ) -> dict[str, Any]:
         out = dict(metadata)
         if created:
             out["provenance"] = {"source_host": self.source_host, "imported": True}
+            if origin is not None:
+                out["provenance"].update(source=origin.source, place=origin.place)
+                if origin.extra:
+                    out["foreign"] = origin.extra
         out["untrusted"] = True
         out["import"] = {
             "at": exported_at(self.now),
             "strategy": self.strategy,
             "source_host": self.source_host,
         }
+        if origin is not None:  # what a foreign import appended came from there too
+            out["import"].update(source=origin.source, place=origin.place)
         return out
 
 
-def _validate(index: int, raw: object, tally: _Tally) -> BundleEntry | None:
+def _validate(index: int, raw: object, tally: _Tally, foreign: bool) -> BundleEntry | None:
     if not isinstance(raw, dict):
         tally.error(index, None, "must be an object")
         return None
+    if not foreign and "origin" in raw:  # only a foreign import states a record's origin
+        raw = {k: v for k, v in raw.items() if k != "origin"}
     try:
         return BundleEntry.model_validate(raw)
     except ValidationError as exc:
@@ -205,19 +226,37 @@ def _trust_columns(entry: BundleEntry) -> dict[str, Any]:
     }
 
 
+def _origin_columns(origin: EntryOrigin | None, now: datetime) -> dict[str, Any]:
+    """A foreign record's own times, state and counters (module docstring); else now's."""
+    if origin is None:
+        return {"created_at": now, "updated_at": now}
+    created = origin.created_at or now
+    return {
+        "created_at": created,
+        "updated_at": origin.updated_at or created,
+        "status": Status.ARCHIVED if origin.archived else Status.ACTIVE,
+        "access_count": origin.access_count,
+        "last_accessed_at": origin.last_accessed_at,
+        "recall_hits": origin.recall_hits,
+        "recall_misses": origin.recall_misses,
+    }
+
+
 def _create(entry: BundleEntry, run: _Run) -> int:
     columns = _trust_columns(entry)
+    origin = entry.origin if run.foreign else None
     metadata = run.stamp(
         {REPLACED_HISTORY: entry.replaced_history} if entry.replaced_history else {},
         created=True,
+        origin=origin,
     )
+    times = _origin_columns(origin, run.now)
     entity = Entity(
         name=entry.name,
         type=entry.type,
         title=entry.title,
         namespace=run.namespace or entry.namespace or Namespace.PERSONAL,
-        created_at=run.now,
-        updated_at=run.now,
+        **times,
         metadata=with_event(
             metadata,
             "import",
@@ -230,7 +269,7 @@ def _create(entry: BundleEntry, run: _Run) -> int:
     )
     Entity.objects.insert_new(entity)
     observations = _dedupe((o.strip() for o in entry.observations), set(), normalize_observation)
-    Entity.objects.observations_append(entity.pk, observations, run.now)
+    Entity.objects.observations_append(entity.pk, observations, times["created_at"])
     Entity.objects.tags_append(entity.pk, _dedupe(entry.tags, set()))
     return entity.pk
 
@@ -275,7 +314,8 @@ def _update(entity_id: int, entry: BundleEntry, run: _Run) -> bool:
         entity.namespace = run.namespace
         changed = True
     if changed:
-        entity.metadata = run.stamp(metadata, created=False)
+        origin = entry.origin if run.foreign else None
+        entity.metadata = run.stamp(metadata, created=False, origin=origin)
         entity.updated_at = run.now
         entity.save(update_fields=["title", "namespace", "metadata", "updated_at"])
     return changed
@@ -296,7 +336,7 @@ def _apply(entry: BundleEntry, run: _Run) -> tuple[str, int | None]:
 def _write_chunk(chunk: list[tuple[int, BundleEntry]], run: _Run) -> list[tuple[int, str]]:
     with transaction.atomic():
         results = [_apply(entry, run) for _, entry in chunk]
-        Entity.objects.index_sync([i for _, i in results if i is not None])
+        index_after_write([i for _, i in results if i is not None])
     return [(index, outcome) for (index, _), (outcome, _) in zip(chunk, results, strict=True)]
 
 
@@ -381,7 +421,11 @@ def _relate_chunk(chunk: list[tuple[int, BundleEntry]], tally: _Tally, now: date
 
 
 def _chunks(
-    entries: Iterable[object], tally: _Tally | None, wanted: bytearray | None = None
+    entries: Iterable[object],
+    tally: _Tally | None,
+    wanted: bytearray | None = None,
+    *,
+    foreign: bool = False,
 ) -> Iterator[list[tuple[int, BundleEntry]]]:
     """Valid entries in chunks. Pass 1 (`tally`) reports invalid ones; pass 2 (`wanted`)
     keeps only the entries flagged in pass 1."""
@@ -389,7 +433,7 @@ def _chunks(
     for index, raw in enumerate(entries):
         if wanted is not None and (index >= len(wanted) or not wanted[index]):
             continue
-        entry = _validate(index, raw, tally or _Tally())
+        entry = _validate(index, raw, tally or _Tally(), foreign)
         if entry is not None:
             chunk.append((index, entry))
         if len(chunk) >= IMPORT_CHUNK:
@@ -406,27 +450,29 @@ def bundle_import(
     namespace: NamespaceName | None,
     source_host: str,
     progress: Callable[[int], None] | None = None,
+    foreign: bool = False,
 ) -> ImportOutput:
     """Import a bundle's entries (see the module docstring); `entries()` is read twice.
 
-    `progress` is told how many entries each chunk of the first pass handled.
+    `progress` is told how many entries each chunk of the first pass handled. `foreign`: the
+    entries come from another program's files, and their `origin` is kept.
     """
     if strategy not in ("skip", "overwrite", "append"):
         raise InvalidInput(f"merge_strategy: unknown strategy {strategy!r}")
     if namespace is not None and namespace not in Namespace.values:
         raise InvalidInput(f"namespace: must be personal, team or global (got {namespace!r})")
-    run = _Run(strategy, namespace, source_host, timezone.now())
+    run = _Run(strategy, namespace, source_host, timezone.now(), foreign)
     tally = _Tally()
     relate = bytearray()  # one byte per entry: 1 = create its relations in pass 2
     seen = 0
-    for chunk in _chunks(entries(), tally):
+    for chunk in _chunks(entries(), tally, foreign=foreign):
         last = chunk[-1][0]
         relate.extend(bytes(last + 1 - len(relate)))
         _import_chunk(chunk, run, tally, relate)
         if progress is not None:
             progress(last + 1 - seen)
         seen = last + 1
-    for chunk in _chunks(entries(), None, relate):
+    for chunk in _chunks(entries(), None, relate, foreign=foreign):
         if any(e.relations for _, e in chunk):
             _relate_chunk(chunk, tally, run.now)
     return tally.output()

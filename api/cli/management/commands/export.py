@@ -1,4 +1,6 @@
-"""`memesh export`: stream a bundle of any size to stdout or a file (graph.ops.bundle.files)."""
+"""`memesh export`: stream a bundle of any size to stdout or a file (graph.ops.bundle.files),
+or with `--format mcp-memory` the official MCP memory server's JSON Lines
+(graph.ops.bundle.mcp_memory)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from core.errors import InvalidParameter
 from graph.ops.bundle import EXPORT
 from graph.ops.bundle.exporter import ExportInput
 from graph.ops.bundle.files import Writer, bundle_write
+from graph.ops.bundle.mcp_memory import mcp_memory_write
 from graph.ops.kit.scope import ReadScope, read_scope
 
 
@@ -42,6 +45,13 @@ class Command(MemeshCommand):
             "--include-expired", action="store_true", help=op.field_help("include_expired")
         )
         parser.add_argument("-o", "--output", help="Write the bundle to this file.")
+        parser.add_argument(
+            "--format",
+            choices=("bundle", "mcp-memory"),
+            default="bundle",
+            help="bundle: memesh's JSON bundle (default); mcp-memory: the official MCP memory "
+            "server's memory.jsonl (names, types, observations and relations only).",
+        )
         parser.add_argument(
             "--json",
             action="store_true",
@@ -107,7 +117,8 @@ class Command(MemeshCommand):
         on_count: Callable[[int], None],
     ) -> int:
         target: Writer = _Raw(out) if out is self.stdout else out
-        return bundle_write(
+        write = mcp_memory_write if options["format"] == "mcp-memory" else bundle_write
+        return write(
             target,
             namespace=options["namespace"],
             tag=options["tag"],

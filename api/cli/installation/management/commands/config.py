@@ -16,7 +16,10 @@ from dream import capabilities
 
 
 class Command(MemeshCommand):
-    help = "Show or change memesh's configuration (MEMESH_HOME/config.json)."
+    help = (
+        "Show or change memesh's configuration (MEMESH_HOME/config.json; memesh-config.json "
+        "in a home shared with the original MeMesh)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True, metavar="list|set|unset")
@@ -53,7 +56,7 @@ class Command(MemeshCommand):
             self.stdout.write(f"Unset {options['key']}.")
         current = result["config"]
         if not current:
-            self.stdout.write(f"No configuration set ({config_store.CONFIG_FILENAME} is empty).")
+            self.stdout.write(f"No configuration set ({config_store.config_path().name} is empty).")
         for key, value in current.items():
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             self.stdout.write(f"{key} = {shown}")

@@ -26,6 +26,7 @@ from api.edge import remote_auth
 from api.edge.remote_auth import is_loopback
 from core import lifecycle, serve_record
 from core.db.schema import migrate_if_needed
+from graph import status
 
 API_PATH = "/v1"
 DOCS_PATH = "/v1/docs"
@@ -132,8 +133,12 @@ class Command(MemeshCommand):
         )
         os.environ[WORKERS_ENV] = str(workers)
         os.environ[lifecycle.SERVE_PID_ENV] = str(os.getpid())
+        original = None
         if not options["no_migrate"]:
             migrate_if_needed()
+            # The original MeMesh beside memesh's database: read while this process still has
+            # its connection (closed just below), and said after the addresses.
+            original = status.original_memesh_state()
         # From here this process only supervises uvicorn's workers, which open their own
         # connections: one left open here would pin the database's -wal and -shm files for
         # the server's lifetime although nothing here reads through it again.
@@ -144,6 +149,8 @@ class Command(MemeshCommand):
         self.announce(
             host, port, provisioned, allow_remote=options["allow_remote"], workers=workers
         )
+        if original is not None and original.not_imported:
+            sys.stderr.write(f"{original.sentence()}.\n")
         # The token a CLI process shows to have a command run here (api/cli/forward.py):
         # in the record for them, in the environment for this server's processes.
         cli_token = cli_forward.new_token()
@@ -185,7 +192,11 @@ class Command(MemeshCommand):
         workers: int = 1,
     ) -> None:
         base = f"http://{url_host(host)}:{port}"
-        db = settings.DATABASES["default"]["NAME"]
+        # A team server's database by its URL without the password (core/db/postgres/url.py).
+        db = (
+            settings.DATABASES["default"].get("MEMESH_SAFE_URL")
+            or settings.DATABASES["default"]["NAME"]
+        )
         lines = [
             f"memesh {settings.VERSION} serving {base}{API_PATH} (db: {db})",
             f"API docs: {base}{DOCS_PATH}",

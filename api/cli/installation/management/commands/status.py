@@ -52,6 +52,7 @@ def status_report() -> dict[str, Any]:
     vectors = status.vector_index_state()
     work = dream_status()
     server = serve_record.server_state(settings.MEMESH_HTTP_HOST, settings.MEMESH_HTTP_PORT)
+    original = status.original_memesh_state()
     return {
         "version": settings.VERSION,
         "home": str(paths.memesh_home()),
@@ -66,6 +67,9 @@ def status_report() -> dict[str, Any]:
         "lastDream": {"task": work["lastDream"], "lastProposalAt": work["lastProposalAt"]},
         "automaticDreams": automatic_dreams(),
         "server": server.as_json(),
+        # The original MeMesh's database in this home (None: there is none).
+        "originalMemesh": original.as_json() if original is not None else None,
+        "originalMemeshNotice": original.sentence() if original is not None else None,
     }
 
 
@@ -204,12 +208,19 @@ def _server_line(server: dict[str, Any]) -> str:
     return f"server      {text}"
 
 
+def _database_detail(db: dict[str, Any]) -> str:
+    """A team server's backend and versions; nothing for the SQLite file (its usual line)."""
+    if db.get("backend") != "postgresql":
+        return ""
+    return f"PostgreSQL {db['version']}, pgvector {db['pgvector'] or 'missing'}, "
+
+
 def render(report: dict[str, Any]) -> list[str]:
     db, waiting = report["database"], report["waiting"]
     tasks = waiting["tasks"]
     return [
         f"memesh {report['version']} · MEMESH_HOME {report['home']}",
-        f"database    {db['path']} ({_size(db['bytes'])})",
+        f"database    {db['path']} ({_database_detail(db)}{_size(db['bytes'])})",
         *_memory_lines(report["memories"]),
         _vector_line(report["vectors"]),
         f"waiting     {waiting['embeddings']} memories to embed · tasks: {tasks['queued']} "
@@ -217,4 +228,5 @@ def render(report: dict[str, Any]) -> list[str]:
         _dream_line(report["lastDream"]),
         _auto_line(report["automaticDreams"]),
         _server_line(report["server"]),
+        *([f"original    {report['originalMemeshNotice']}"] if report["originalMemesh"] else []),
     ]
