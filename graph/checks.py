@@ -21,6 +21,8 @@ def fts5_error(cursor: Any, module: str = "fts5") -> str | None:
 @register()
 def check_sqlite_extensions(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     messages: list[CheckMessage] = []
+    if connection.vendor != "sqlite":
+        return messages  # a team server's PostgreSQL: pgvector is checked when it migrates
     with connection.cursor() as cursor:
         error = fts5_error(cursor)
     if error:

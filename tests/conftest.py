@@ -17,6 +17,7 @@ import pytest
 from graph.ops.recall.access import discard_pending_accesses
 from tests.fakes.embedding_server import FakeEmbeddingServer
 from tests.fakes.llm_servers import FakeLLMServer
+from tests.postgres import postgres_server  # noqa: F401  (a fixture for every level)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -120,10 +121,11 @@ def llm() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture
 def transcript_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A project folder (not a repository), a Claude folder (CLAUDE_CONFIG_DIR) and a Codex
-    folder (CODEX_HOME) of the test's own at `<project>/../claude` and `<project>/../codex`,
-    with no transcript installed yet (tests/transcripts.py installs them) and no mining state
-    before or after."""
+    """A project folder (not a repository), a Claude folder (CLAUDE_CONFIG_DIR), a Codex
+    folder (CODEX_HOME) and a Gemini CLI folder (GEMINI_CLI_HOME's `.gemini`) of the test's own
+    at `<project>/../claude`, `<project>/../codex` and `<project>/../gemini`, with no
+    transcript installed yet (tests/transcripts.py installs them) and no mining state before or
+    after."""
     from django.conf import settings
 
     from dream.mining.state import state_path
@@ -132,6 +134,7 @@ def transcript_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     project.mkdir()
     monkeypatch.setattr(settings, "CLAUDE_CONFIG_DIR", tmp_path / "claude")
     monkeypatch.setattr(settings, "CODEX_HOME", tmp_path / "codex")
+    monkeypatch.setattr(settings, "GEMINI_DIR", tmp_path / "gemini")
     monkeypatch.setattr(settings, "MEMESH_TRANSCRIPT_MINING", None)
     state_path().unlink(missing_ok=True)
     yield project

@@ -2,37 +2,79 @@
 tool call of `memesh mcp` and every CLI command that touches the database call
 `migrate_if_needed`, so a fresh MEMESH_HOME works from whichever comes first.
 
-Checking costs a read of `django_migrations` and the migration files (~20 ms); migrating
-happens once per home and per upgrade. Processes that start together on a fresh home (an
-agent host launching hooks and `memesh mcp` at once) take turns through an `flock` on a file
-beside the database: Django's migrate is not safe to run twice at the same time, and the one
+Checking costs a read of `django_migrations` and a listing of the migration files (a few
+ms); migrating happens once per home and per upgrade. Processes that start together on a fresh
+home (an agent host launching hooks and `memesh mcp` at once) take turns through an `flock` on
+a file beside the database: Django's migrate is not safe to run twice at the same time, and the one
 that waited finds nothing left to do.
 """
 
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import os
+import pkgutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import cast
 
+from django.apps import apps
 from django.core.management import call_command
 from django.db import connection
 from django.db.backends.sqlite3.base import DatabaseWrapper
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.loader import MigrationLoader
+from django.db.migrations.recorder import MigrationRecorder
+
+from core.db.postgres.extensions import ensure_pgvector
 
 LOCK_SUFFIX = ".migrate-lock"
 
 
 def pending_migrations() -> bool:
-    """Whether any migration is not applied yet (reads only: fine on a read-only database)."""
+    """Whether any migration is not applied yet (reads only: fine on a read-only database).
+
+    The usual answer, every migration file recorded as applied, is told from the files' names
+    and one query (a few ms); Django's loader, which imports every migration module to build the
+    graph (~15 ms, in every hook and command process), decides the rest: a new migration, a
+    squashed one recorded under the names it replaces."""
+    if _every_file_applied():
+        return False
     executor = MigrationExecutor(connection)
     return bool(executor.migration_plan(executor.loader.graph.leaf_nodes()))
 
 
+def _every_file_applied() -> bool:
+    """Whether every migration module on disk is in `django_migrations`. The modules are named
+    as Django's loader names them (MigrationLoader.load_disk: the migrations package of each
+    installed app, its modules but packages and names starting with _ or ~), without
+    importing them; when every one of them is applied the migration plan is empty."""
+    recorder = MigrationRecorder(connection)
+    if not recorder.has_table():
+        return False
+    on_disk: set[tuple[str, str]] = set()
+    for config in apps.get_app_configs():
+        module_name, _explicit = MigrationLoader.migrations_module(config.label)
+        if module_name is None:
+            continue
+        try:
+            spec = importlib.util.find_spec(module_name)
+        except ImportError:
+            continue  # no migrations package: an app without migrations, as for the loader
+        locations = spec.submodule_search_locations if spec is not None else None
+        if not locations:
+            continue
+        on_disk |= {
+            (config.label, module.name)
+            for module in pkgutil.iter_modules(locations)
+            if not module.ispkg and module.name[0] not in "_~"
+        }
+    return on_disk <= set(recorder.applied_migrations())
+
+
 def _open_lock_file() -> int | None:
-    sqlite = cast(DatabaseWrapper, connection)  # memesh runs on SQLite only (core/db)
+    sqlite = cast(DatabaseWrapper, connection)  # the SQLite backend (core/db)
     if sqlite.is_in_memory_db():
         return None
     try:
@@ -43,8 +85,30 @@ def _open_lock_file() -> int | None:
         return None  # a read-only directory: migrate alone, and SQLite will say what is wrong
 
 
+# On PostgreSQL the processes that migrate together may sit on different hosts: they take
+# turns through a session-level advisory lock (a fixed key of memesh's own), which the server
+# releases if the process holding it dies.
+# https://www.postgresql.org/docs/current/explicit-locking.html#ADVISORY-LOCKS
+ADVISORY_LOCK_KEY = 0x6D656D65_73680001  # "memesh" + 1, within bigint
+
+
+@contextmanager
+def _advisory_lock() -> Iterator[None]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [ADVISORY_LOCK_KEY])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [ADVISORY_LOCK_KEY])
+
+
 @contextmanager
 def _migration_lock() -> Iterator[None]:
+    if connection.vendor == "postgresql":
+        with _advisory_lock():
+            yield
+        return
     fd = _open_lock_file()
     if fd is None:
         yield
@@ -64,6 +128,8 @@ _current: set[tuple[int, int]] = set()
 
 
 def _file_identity() -> tuple[int, int] | None:
+    if connection.vendor != "sqlite":
+        return None  # a server's database has no file: checked each time (one query)
     sqlite = cast(DatabaseWrapper, connection)
     if sqlite.is_in_memory_db():
         return None
@@ -91,5 +157,8 @@ def _migrate_if_needed() -> bool:
     with _migration_lock():
         if not pending_migrations():  # another process migrated while this one waited
             return False
+        if connection.vendor == "postgresql":
+            # Before any table: a database that cannot have pgvector is refused untouched.
+            ensure_pgvector(connection)
         call_command("migrate", interactive=False, verbosity=0)
     return True

@@ -11,9 +11,16 @@ per-term document counts for the query guard.
 The vec0 table needs the sqlite-vec extension. Where it cannot load, the migration skips it and
 memesh runs keyword-only (the system check says so) and the table is created once the
 extension loads and the vector index is rebuilt.
+
+On PostgreSQL (a team server, docs/team-server-design.md) the keyword index is not a virtual
+table: its full-text tables come with the storage interface's Postgres implementation, in a
+migration of their own. Here the database only gets pgvector, which the vector index needs; a
+database that lacks it and cannot have it is refused with `storage.no-pgvector`.
 """
 
 from django.db import migrations
+
+from core.db.postgres.extensions import ensure_pgvector
 
 # Two columns, not one per field: bm25() does per-column work for every row it scores, and
 # with four columns (name, title, observations, tags) a broad query at 100k rows took 38 %
@@ -42,6 +49,21 @@ VEC_CREATE = (
 )
 
 
+def create_keyword_tables(apps, schema_editor):
+    if schema_editor.connection.vendor == "sqlite":
+        for sql in CREATE:
+            schema_editor.execute(sql)
+    elif schema_editor.connection.vendor == "postgresql":
+        ensure_pgvector(schema_editor.connection)
+
+
+def drop_keyword_tables(apps, schema_editor):
+    # pgvector stays: other tables of the database may use it.
+    if schema_editor.connection.vendor == "sqlite":
+        for sql in DROP:
+            schema_editor.execute(sql)
+
+
 def create_vector_table(apps, schema_editor):
     if getattr(schema_editor.connection, "vec_error", "not loaded") is None:
         schema_editor.execute(VEC_CREATE)
@@ -56,6 +78,6 @@ class Migration(migrations.Migration):
     dependencies = [("graph", "0001_initial")]
 
     operations = [
-        migrations.RunSQL(CREATE, DROP),
+        migrations.RunPython(create_keyword_tables, drop_keyword_tables),
         migrations.RunPython(create_vector_table, drop_vector_table),
     ]

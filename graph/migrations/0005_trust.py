@@ -83,8 +83,23 @@ NEW_COLUMNS = (
 )
 
 
-def add_columns(apps: Any, schema_editor: Any) -> None:
+# The same columns in PostgreSQL's names for the types SQLite takes as written.
+POSTGRES_TYPES = (("integer unsigned", "integer"), (" datetime ", " timestamp with time zone "))
+
+
+def column_sql(vendor: str) -> list[str]:
+    if vendor != "postgresql":
+        return ADD_COLUMNS
+    statements = []
     for sql in ADD_COLUMNS:
+        for sqlite_type, postgres_type in POSTGRES_TYPES:
+            sql = sql.replace(sqlite_type, postgres_type)
+        statements.append(sql)
+    return statements
+
+
+def add_columns(apps: Any, schema_editor: Any) -> None:
+    for sql in column_sql(schema_editor.connection.vendor):
         schema_editor.execute(sql)
 
 
