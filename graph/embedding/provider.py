@@ -15,6 +15,8 @@ logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _cached: tuple[EmbedderConfig, Embedder | None] | None = None
 _local_pace: Callable[[], object] | None = None
+# Local models of generations being replaced, by name (for_generation).
+_previous: dict[str, Embedder] = {}
 
 
 def build(config: EmbedderConfig) -> Embedder | None:
@@ -22,9 +24,13 @@ def build(config: EmbedderConfig) -> Embedder | None:
     if config.provider == "none":
         return None
     if config.provider == "local":
-        from graph.embedding.local import LocalMiniLM
+        from graph.embedding import local_models
+        from graph.embedding.local import local_embedder
 
-        return LocalMiniLM(pace=_local_pace)
+        spec = local_models.find(config.model)
+        if spec is None:  # graph.embedding.config refuses an unknown name first
+            raise ValueError(f"unknown local model {config.model!r}")
+        return local_embedder(spec, pace=_local_pace)
     if config.provider == "deterministic":
         from graph.embedding.deterministic import DeterministicEmbedder
 
@@ -48,6 +54,26 @@ def current() -> Embedder | None:
         if _cached is None or _cached[0] != config:
             _cached = (config, build(config))
         return _cached[1]
+
+
+def for_generation(provider: str, model: str) -> Embedder | None:
+    """The embedder to search a generation built by (`provider`, `model`) with, when the
+    configuration now names another: while the worker builds the configured local model's
+    generation, recall goes on searching the old one with the local model that built it, so
+    switching local models costs no semantic recall. None for any other provider: its queries
+    would go to a service no longer configured (recall is keyword-only until a reindex)."""
+    if provider != "local":
+        return None
+    from graph.embedding import local_models
+    from graph.embedding.local import local_embedder
+
+    spec = local_models.find(model)
+    if spec is None or spec.name != model:
+        return None
+    with _lock:
+        if model not in _previous:
+            _previous[model] = local_embedder(spec)
+        return _previous[model]
 
 
 def warm_up() -> None:

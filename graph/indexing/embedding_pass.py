@@ -41,6 +41,9 @@ class EmbedReport:
     skipped: str | None = None  # why nothing could be written, when that is the case
     error: str | None = None
     generation: int | None = None
+    # The live index is another local model's: the worker rebuilds it in the configured one
+    # (graph.tasks), while recall searches it with the model that built it.
+    local_switch: bool = False
 
 
 def _bootstrap_live(embedder: Embedder) -> Generation | None:
@@ -76,6 +79,7 @@ def embed_pending(*, max_entities: int | None = None, namespace: str | None = No
         return report
     if live is None or live.identity != embedder.identity:
         report.skipped = "the live vector index belongs to another embedder: run memesh reindex"
+        report.local_switch = live is not None and live.provider == embedder.provider == "local"
         return report
     report.generation = live.generation
     while max_entities is None or report.embedded < max_entities:

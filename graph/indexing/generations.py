@@ -7,7 +7,10 @@ when the configured embedder has the live generation's identity: vectors of two 
 meet. When the configuration names another embedder, the live index is kept (it still describes
 the memories) but cannot be queried — a query embedded in another space means nothing against
 it — so recall runs keyword-only and says `degraded` until `memesh reindex` builds a generation
-in the new space (graph/indexing/reindex.py, under `vectors.staging`) and swaps it in.
+in the new space (graph/indexing/reindex.py, under `vectors.staging`) and swaps it in. Between
+the two local models the worker runs that rebuild itself (graph/tasks.py), and recall searches
+the live generation with the local model that built it meanwhile (graph.embedding.provider.
+for_generation), so a model switch costs no semantic recall.
 """
 
 from __future__ import annotations

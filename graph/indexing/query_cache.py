@@ -98,10 +98,10 @@ def query_embedding(embedder: Embedder, query: str, *, share: bool = False) -> Q
     if hit is not None:
         return hit
     if embedder.late_interaction:
-        vectors, pieces = embedder.embed_with_pieces([query])
+        vectors, pieces = embedder.embed_queries_with_pieces([query])
         found = QueryEmbedding(vectors[0], pieces[0])
     else:
-        found = QueryEmbedding(embedder.embed([query])[0])
+        found = QueryEmbedding(embedder.embed_queries([query])[0])
     _keep(key, found)
     if share and SHARE_QUERY_VECTORS:
         blob = np.asarray(found.vector, dtype=np.float32).tobytes()

@@ -183,16 +183,32 @@ def fuse(
     for entity_id, kw in keyword.items():
         sim = similarity.get(entity_id)
         semantic = kw if sim is None else rescale(sim)
-        share = covered.get(entity_id, 0.0)
-        counted = kw * plausibility(sim, share)
-        relevance = weight * counted + (1 - weight) * semantic
-        if entity_id == top_match:
-            relevance += TOP_MATCH_BONUS * share * plausibility(sim, share)
-        out.append(Fused(entity_id, relevance, "keyword", kw))
+        counted = kw * plausibility(sim, covered.get(entity_id, 0.0))
+        out.append(Fused(entity_id, weight * counted + (1 - weight) * semantic, "keyword", kw))
     for entity_id, sim in similarity.items():
         if entity_id in keyword or sim < cutoff:
             continue
         out.append(Fused(entity_id, (1 - weight) * rescale(sim), "semantic", min(1.0, sim)))
+    return with_top_match(out, top_match, covered=covered, similarity=similarity)
+
+
+def with_top_match(
+    fused: Sequence[Fused],
+    top_match: int | None,
+    *,
+    covered: Mapping[int, float],
+    similarity: Mapping[int, float],
+) -> list[Fused]:
+    """`fused` with the best bm25 match raised by TOP_MATCH_BONUS times its coverage (and its
+    plausibility). Apart from fuse, because recall also keeps the relevance before it: the
+    bonus goes to one memory even when another ties it (graph.search.scoring.impact_first)."""
+    out = []
+    for f in fused:
+        if f.entity_id == top_match:
+            sim, share = similarity.get(f.entity_id), covered.get(f.entity_id, 0.0)
+            bonus = TOP_MATCH_BONUS * share * plausibility(sim, share)
+            f = Fused(f.entity_id, f.relevance + bonus, f.source, f.reported)
+        out.append(f)
     return out
 
 

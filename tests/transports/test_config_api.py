@@ -94,6 +94,7 @@ def test_a_provider_change_does_not_carry_the_old_key(client) -> None:
         {"llmFallbacks": [{"provider": "openai", "keepKeyFrom": -1}]},
         {"autoCapture": "sometimes"},
         {"embedder": "word2vec"},
+        {"embedder": {"provider": "local", "model": "e5-large"}},  # not a local model memesh has
         [1, 2],
     ],
 )

@@ -134,9 +134,9 @@ def test_a_paced_embedder_calls_its_pace_before_each_model_call(
     paced = LocalMiniLM(pace=lambda: events.append("pace"))
     real_run = LocalMiniLM._run
 
-    def run(self: LocalMiniLM, encoded: list[Any], with_pieces: bool) -> Any:
+    def run(self: LocalMiniLM, encoded: list[Any], with_pieces: bool, skip: int = 0) -> Any:
         events.append("run")
-        return real_run(self, encoded, with_pieces)
+        return real_run(self, encoded, with_pieces, skip)
 
     monkeypatch.setattr(LocalMiniLM, "_run", run)
     out = paced.embed(texts)
@@ -155,9 +155,9 @@ def test_an_idle_paced_embedder_measures_larger_calls_and_a_busy_one_keeps_them_
     sizes: list[int] = []
     real_run = LocalMiniLM._run
 
-    def run(self: LocalMiniLM, encoded: list[Any], with_pieces: bool) -> Any:
+    def run(self: LocalMiniLM, encoded: list[Any], with_pieces: bool, skip: int = 0) -> Any:
         sizes.append(len(encoded) * max(len(e.ids) for e in encoded))
-        return real_run(self, encoded, with_pieces)
+        return real_run(self, encoded, with_pieces, skip)
 
     monkeypatch.setattr(LocalMiniLM, "_run", run)
     busy = LocalMiniLM(pace=lambda: 0.2)

@@ -78,3 +78,73 @@ def test_usage_is_bounded_to_zero_and_one() -> None:
 def test_bm25_scores_normalise_relative_to_the_best() -> None:
     assert scoring.normalise_bm25([-4.0, -2.0, -1.0]) == [1.0, 0.5, 0.25]
     assert scoring.normalise_bm25([]) == []
+
+
+# --- impact among equals (scoring.impact_first) ------------------------------------------------
+
+
+def test_among_equals_a_cited_memory_takes_the_first_place() -> None:
+    order = [1, 2, 3]
+    relevance = {1: 1.0, 2: 0.98, 3: 0.5}
+    impacts = {1: 0.5, 2: scoring.impact(4, 0), 3: 0.5}
+
+    assert scoring.impact_first(order, relevance, impacts) == [2, 1, 3]
+
+
+def test_among_equals_a_memory_with_misses_sinks() -> None:
+    order = [1, 2, 3]
+    relevance = {1: 1.0, 2: 0.97, 3: 0.96}
+    impacts = {1: scoring.impact(0, 5), 2: 0.5, 3: 0.5}
+
+    assert scoring.impact_first(order, relevance, impacts) == [2, 3, 1]
+
+
+def test_impact_never_lifts_a_memory_beyond_the_tie_margin() -> None:
+    order = [1, 2]
+    relevance = {1: 1.0, 2: 1.0 - scoring.TIE_MARGIN - 0.01}
+    impacts = {1: scoring.impact(0, 9), 2: scoring.impact(50, 0)}
+
+    assert scoring.impact_first(order, relevance, impacts) == [1, 2]
+
+
+def test_equals_keep_the_places_the_ranking_gave_them() -> None:
+    # 1 and 3 are equals; 2, less relevant but lifted between them by other evidence, stays.
+    order = [1, 2, 3, 4]
+    relevance = {1: 0.9, 2: 0.7, 3: 0.88, 4: 0.3}
+    impacts = {1: 0.5, 2: 0.5, 3: scoring.impact(3, 0), 4: scoring.impact(9, 0)}
+
+    assert scoring.impact_first(order, relevance, impacts) == [3, 2, 1, 4]
+
+
+def test_without_any_citation_or_miss_the_order_is_unchanged() -> None:
+    order = [3, 1, 2]
+    relevance = {1: 1.0, 2: 1.0, 3: 1.0}
+
+    assert scoring.impact_first(order, relevance, dict.fromkeys(order, 0.5)) == [3, 1, 2]
+
+
+def test_equal_impacts_among_equals_keep_their_ranked_order() -> None:
+    order = [5, 4, 3]
+    relevance = {5: 1.0, 4: 1.0, 3: 1.0}
+    impacts = {5: 0.5, 4: 0.5, 3: scoring.impact(0, 1)}
+
+    assert scoring.impact_first(order, relevance, impacts) == [5, 4, 3]
+
+
+def test_only_the_places_asked_for_are_settled() -> None:
+    # Recall keeps `limit` places: equals wholly below them are left as ranked.
+    order = [1, 2, 3, 4]
+    relevance = {1: 1.0, 2: 0.5, 3: 0.2, 4: 0.19}
+    impacts = {1: 0.5, 2: 0.5, 3: 0.5, 4: scoring.impact(5, 0)}
+
+    assert scoring.impact_first(order, relevance, impacts, places=2) == [1, 2, 3, 4]
+    assert scoring.impact_first(order, relevance, impacts) == [1, 2, 4, 3]
+
+
+def test_a_memory_s_standing_counts_use_only_once_there_is_enough_of_it() -> None:
+    assert scoring.standing(scoring.LIFT_HITS - 1, 0) == 0.5
+    assert scoring.standing(scoring.LIFT_HITS, 0) == scoring.impact(scoring.LIFT_HITS, 0) > 0.5
+    assert scoring.standing(0, scoring.SINK_MISSES - 1) == 0.5
+    assert scoring.standing(0, scoring.SINK_MISSES) == scoring.impact(0, scoring.SINK_MISSES)
+    assert scoring.standing(4, 3) == scoring.impact(4, 0)
+    assert scoring.standing(2, 9) == scoring.impact(2, 9) < 0.5

@@ -16,7 +16,7 @@ so it only re-ranks its candidates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -40,17 +40,20 @@ def adjacent_candidates(
     query: np.ndarray,
     filters: EntityFilters,
     now: datetime,
+    calibrated: Callable[[Mapping[int, float]], dict[int, float]] = dict,
 ) -> list[fusion.Fused]:
     """Fused entries for the session neighbours of `ranked`'s first SOURCES that are not
     candidates yet and that the recall's filters keep; their ranking inputs are added to
-    `inputs`."""
+    `inputs`. `calibrated` puts the model's cosines on the fusion's scale (VectorSide)."""
     sources = list(ranked[:SOURCES])
     around = Entity.objects.session_neighbours(sources, reach=fusion.SESSION_REACH, beyond=True)
     new = sorted({j for i in sources for j in around.get(i, ()) if j not in inputs})
     if not new:
         return []
     hits = Entity.objects.ranking_inputs(new, now=now, filters=filters)
-    similarity = EntityVector.objects.similarities(generation, query, [h.entity_id for h in hits])
+    similarity = calibrated(
+        EntityVector.objects.similarities(generation, query, [h.entity_id for h in hits])
+    )
     kept: Mapping[int, float] = {
         h.entity_id: similarity[h.entity_id] for h in hits if h.entity_id in similarity
     }

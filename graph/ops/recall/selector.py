@@ -14,7 +14,7 @@ fusion, graph.search.scoring the formula):
    (graph/ops/recall/adjacent.py); lift the most relevant by late interaction when the
    keyword side found most of the query (graph.search.late_interaction); rank with the
    bounded usage factors, re-order the first few by late interaction when their pieces
-   exist, keep `limit`,
+   exist, put cited memories first among equals (scoring.impact_first), keep `limit`,
    count an access for each one returned, and note it as returned to the call's session
    (batched: graph/ops/recall/access.py; graph/ops/feedback.py settles sessions).
 No query lists recent memories (last write first) and counts no access: a listing is not a
@@ -135,6 +135,7 @@ def entity_recall(
         assert side.generation is not None and side.query is not None
         missing = [i for i in keyword if i not in similarity]
         similarity.update(EntityVector.objects.similarities(side.generation, side.query, missing))
+        similarity = side.calibrated(similarity)
         semantic_only = [
             i for i, sim in similarity.items() if i not in keyword and sim >= fusion.SEMANTIC_CUTOFF
         ]
@@ -144,15 +145,16 @@ def entity_recall(
 
     covered = {c.hit.entity_id: c.covered for c in scored}
     fused = (
-        fusion.fuse(
-            keyword,
-            similarity,
-            covered=covered,
-            top_match=scored[0].hit.entity_id if scored else None,
-        )
+        fusion.fuse(keyword, similarity, covered=covered)
         if side.ran
         else [fusion.Fused(i, kw, "keyword", kw) for i, kw in keyword.items()]
     )
+    # The relevance before the steps that sharpen it (the top match's bonus, the MaxSim lift):
+    # which memories are equals, for scoring.impact_first.
+    plain = list(fused)
+    if side.ran and scored:
+        top_match = scored[0].hit.entity_id
+        fused = fusion.with_top_match(fused, top_match, covered=covered, similarity=similarity)
     joined: list[fusion.Fused] = []
     if side.ran and fused:
         assert side.generation is not None and side.query is not None
@@ -164,8 +166,10 @@ def entity_recall(
             query=side.query,
             filters=filters,
             now=now,
+            calibrated=side.calibrated,
         )
         fused += joined
+        plain += joined
     pieces: dict[int, bytes] = {}
     maxsims: dict[int, float] = {}
     if (
@@ -180,11 +184,10 @@ def entity_recall(
         fused, maxsims = late_interaction.lift_order(
             fused, pieces, side.pieces, best_coverage, most_relevant
         )
-    fused = fusion.with_context(
-        fused,
-        Entity.objects.session_neighbours(list(inputs), reach=fusion.SESSION_REACH),
-        joined={f.entity_id for f in joined},
-    )
+    neighbours = Entity.objects.session_neighbours(list(inputs), reach=fusion.SESSION_REACH)
+    joined_ids = {f.entity_id for f in joined}
+    fused = fusion.with_context(fused, neighbours, joined=joined_ids)
+    plain = fusion.with_context(plain, neighbours, joined=joined_ids) if side.ran else fused
     ranked = [r.entity_id for r in rank_fused(fused, inputs)]
     if side.ran and side.pieces:
         assert side.generation is not None
@@ -193,6 +196,7 @@ def entity_recall(
             EntityVector.objects.pieces_of(side.generation, [i for i in head if i not in pieces])
         )
         ranked = late_interaction.reorder(ranked, pieces, side.pieces, covered, maxsims)
+    ranked = impact_first(ranked, plain, inputs, places=data.limit)
     ids = ranked[: data.limit]
     note_accesses(ids, now, session_id=data.session_id)
     query_cache.flush_shared_query_vectors()
@@ -236,6 +240,24 @@ def rank_fused(
             )
             for f in fused
         ]
+    )
+
+
+def impact_first(
+    ranked: Sequence[int],
+    plain: Sequence[fusion.Fused],
+    inputs: Mapping[int, KeywordHit],
+    *,
+    places: int,
+) -> list[int]:
+    """`ranked` with memories of equal `plain` relevance (scaled to the best one) ordered by
+    their use, cited ones first, as far as the first `places` (scoring.impact_first)."""
+    best = max((f.relevance for f in plain), default=0.0) or 1.0
+    return scoring.impact_first(
+        ranked,
+        {f.entity_id: f.relevance / best for f in plain},
+        {i: scoring.standing(inputs[i].recall_hits, inputs[i].recall_misses) for i in ranked},
+        places=places,
     )
 
 

@@ -5,6 +5,7 @@ thread while SQLite runs the keyword search."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -27,6 +28,14 @@ class VectorSide:
     dimensions: int = 0
     pending: Future[query_cache.QueryEmbedding] | None = None  # the query's embedding, on its way
     pieces: bytes = b""  # the query's packed content pieces (graph.search.late_interaction)
+    similarity_map: tuple[float, float] = (0.0, 1.0)  # the embedder's (Embedder.similarity_map)
+
+    def calibrated(self, similarity: Mapping[int, float]) -> dict[int, float]:
+        """The model's cosines on the scale the fusion's constants were measured on."""
+        offset, scale = self.similarity_map
+        if (offset, scale) == (0.0, 1.0):
+            return dict(similarity)
+        return {i: offset + scale * s for i, s in similarity.items()}
 
     @property
     def ran(self) -> bool:
@@ -49,7 +58,14 @@ class VectorSide:
             return VectorSide(None, True)
         if found.vector.shape != (self.dimensions,):
             return VectorSide(None, True)
-        return VectorSide(self.generation, False, found.vector, self.token, pieces=found.pieces)
+        return VectorSide(
+            self.generation,
+            False,
+            found.vector,
+            self.token,
+            pieces=found.pieces,
+            similarity_map=self.similarity_map,
+        )
 
 
 _embedding_thread = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memesh-query-embed")
@@ -70,8 +86,14 @@ def plan_vector_side(query: str) -> VectorSide:
     live = generations.live_generation()
     if live is None:
         return VectorSide(None, Entity.objects.indexed_row_count() > 0)
-    if live.identity != embedder.identity or embedder.dimensions not in (None, live.dimensions):
-        return VectorSide(None, True)  # another embedding space: a reindex is due
+    if live.identity != embedder.identity:
+        # Another embedding space: searched with the local model that built it while the
+        # configured one's generation is built; any other provider's waits for a reindex.
+        embedder = provider.for_generation(live.provider, live.model)
+        if embedder is None or embedder.identity != live.identity:
+            return VectorSide(None, True)
+    if embedder.dimensions not in (None, live.dimensions):
+        return VectorSide(None, True)
     known = query_cache.known_query_embedding(embedder, query)
     if known is not None and known.vector.shape == (live.dimensions,):
         return VectorSide(
@@ -81,8 +103,14 @@ def plan_vector_side(query: str) -> VectorSide:
             live.created_at,
             live.dimensions,
             pieces=known.pieces,
+            similarity_map=embedder.similarity_map,
         )
     pending = _embedding_thread.submit(query_cache.query_embedding, embedder, query, share=True)
     return VectorSide(
-        live.generation, False, token=live.created_at, dimensions=live.dimensions, pending=pending
+        live.generation,
+        False,
+        token=live.created_at,
+        dimensions=live.dimensions,
+        pending=pending,
+        similarity_map=embedder.similarity_map,
     )
