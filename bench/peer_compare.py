@@ -54,7 +54,7 @@ from bench import facts, http_bench, peer_cli, peer_servers, report_render
 from bench.peer_servers import BacklogProbe, Server, Tools
 from bench.plots import make_plots
 from bench.report_format import size_label
-from bench.run_all import MEASURED_CODE
+from bench.run_all import MEASURED_CODE, kept_notes
 from bench.runner import PYTHON_SHOWN, scrub
 
 REPO = Path(__file__).resolve().parent.parent
@@ -360,7 +360,7 @@ def write_page(section: dict[str, Any], out: Path) -> None:
     results["sections"][SECTION] = section
     make_plots(results, data_dir, only=(SECTION,))
     results_file.write_text(json.dumps(results, indent=2) + "\n")
-    out.write_text(report_render.render(results, plot_dir=data_dir.name))
+    out.write_text(report_render.render(results, data_dir.name, kept_notes(data_dir)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,16 +6,16 @@ number of its own. The targets table and its verdicts come from bench/targets.py
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from bench import peer_report
+from bench import host_hooks, peer_report
 from bench.report_format import fmt, size_label, table
 from bench.targets import Results, section_data, targets_table
 
 # The sections bench/run_all.py runs; the page also shows the comparison with MeMesh 4.6,
 # which bench/peer_compare.py alone measures (it needs the peer and takes far longer).
-SECTION_ORDER = ("recall", "http", "mcp", "import", "reindex", "writers", "quality")
+SECTION_ORDER = ("recall", "http", "mcp", "import", "reindex", "writers", "quality", "hosts")
 PAGE_ORDER = (*SECTION_ORDER, "peer")
 RERUN = {name: f".venv/bin/python -m bench.run_all --only {name}" for name in SECTION_ORDER}
 RERUN["peer"] = ".venv/bin/python -m bench.peer_compare"
@@ -27,6 +27,7 @@ SECTION_TITLES = {
     "reindex": "Reindex (`memesh reindex`)",
     "writers": "Multi-process write throughput",
     "quality": "Retrieval quality",
+    "hosts": "Hooks inside the agent hosts",
     "peer": "Compared with MeMesh 4.6",
 }
 QUERY_SIZES = (1, 3, 8)
@@ -436,6 +437,7 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "reindex": render_reindex,
     "writers": render_writers,
     "quality": render_quality,
+    "hosts": host_hooks.render_section,
     "peer": peer_report.render_peer,
 }
 INTROS = {
@@ -456,6 +458,11 @@ INTROS = {
     "database file; throughput is the total over all writers.",
     "quality": "`bench/quality_eval.py` over the data set in `bench/data/quality/` (see its "
     "README).",
+    "hosts": "`bench/host_hooks.py` runs the real hosts the suite pins, set up by `memesh setup`, "
+    "through sessions a scripted model on loopback drives (a prompt asking to remember, a commit "
+    "through the shell, a long last reply), and reads each hook's wall time from the host's own "
+    "log: `fresh` is the first session on a new home, `warm` the ones after it, `served` with "
+    "`memesh serve` running on the home, `mcp` without it. Its module docstring has the details.",
     "peer": "`bench/peer_compare.py` runs the shared HTTP workload (`../shared/tools/"
     "http_workload.py`) against memesh's default install (`memesh serve` with its worker) and "
     "against MeMesh 4.6 (`../shared/tools/peer-memesh serve`), interleaved — memesh, MeMesh, "
@@ -465,8 +472,18 @@ INTROS = {
 }
 
 
-def render(results: Results, plot_dir: str = "benchmarks") -> str:
-    """The whole page; `plot_dir` is the plots' directory relative to the page."""
+NOTES_TITLE = "Measured by other bench scripts"
+NOTES_INTRO = (
+    "Figures from bench scripts that `bench/run_all.py` does not run (they drive the agent "
+    "hosts' own programs, or compare models and importers): each note is kept in "
+    "`docs/benchmarks/notes/` by whoever ran the script, with the command, the machine and "
+    "the load it ran under, and is copied here as written."
+)
+
+
+def render(results: Results, plot_dir: str = "benchmarks", notes: Sequence[str] = ()) -> str:
+    """The whole page; `plot_dir` is the plots' directory relative to the page; `notes` are
+    the kept notes' Markdown (`### ` sections), in order."""
     sections = results.get("sections", {})
     lines = [
         "# Benchmarks",
@@ -506,4 +523,7 @@ def render(results: Results, plot_dir: str = "benchmarks") -> str:
         if plots := plot_line(section, plot_dir):
             lines += [*plots, ""]
     lines += ["## Peak memory and database size", "", *render_resources(results), ""]
+    if notes:
+        lines += [f"## {NOTES_TITLE}", "", NOTES_INTRO, ""]
+        lines += [note.strip() + "\n" for note in notes]
     return "\n".join(lines).rstrip() + "\n"

@@ -18,7 +18,8 @@ cache.
 
 Full run on the 2-core reference machine, estimated: recall ~15 min with an empty cache (10k
 embedding ~4 min, 100k seeding ~2.5 min + 5k embedded), ~4 min cached; http ~2 min; mcp ~1
-min; import ~1.5 min; reindex ~1.5 min; writers ~2-4 min; quality ~2 min.
+min; import ~1.5 min; reindex ~1.5 min; writers ~2-4 min; quality ~2 min; hosts ~5 min a host
+(~20 s a session, 8 sessions each).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class Sizes:
     writers: tuple[int, ...]
     writer_count: int  # remember calls per writer process
     quality_memories: str
+    host_warm_sessions: int  # after each way's first session, per host
 
 
 FULL = Sizes(
@@ -79,6 +81,7 @@ FULL = Sizes(
     writers=(1, 2, 4, 8),
     writer_count=300,
     quality_memories="memories.jsonl",
+    host_warm_sessions=3,
 )
 QUICK = Sizes(
     recall=(200, 1_000, 2_000),
@@ -94,10 +97,16 @@ QUICK = Sizes(
     writers=(1, 2, 4, 8),
     writer_count=50,
     quality_memories="memories_handwritten.jsonl",
+    host_warm_sessions=1,
 )
 
 
 # --- sections ----------------------------------------------------------------------------------
+
+
+def kept_notes(data_dir: Path) -> list[str]:
+    """The notes of the bench scripts run_all does not run (`data_dir`/notes/*.md, by name)."""
+    return [path.read_text(encoding="utf-8") for path in sorted((data_dir / "notes").glob("*.md"))]
 
 
 def _fingerprint(*paths: Path) -> str:
@@ -281,6 +290,25 @@ def quality_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]
     return {**json.loads(run.stdout), "memories_file": sizes.quality_memories}
 
 
+def hosts_section(sizes: Sizes, runner: Runner, fresh: bool) -> dict[str, Any]:
+    """Each host on its own (bench/host_hooks.py): one that cannot run keeps its error, the
+    others their figures."""
+    from bench.host_hooks import HOSTS
+
+    out: dict[str, Any] = {}
+    for name in HOSTS:
+        try:
+            out.update(
+                runner.json(
+                    script("host_hooks", "--host", name, "--warm", sizes.host_warm_sessions,
+                           "--json")
+                )
+            )  # fmt: skip
+        except Exception as exc:
+            out[name] = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
+    return out
+
+
 SECTION_FUNCS: dict[str, Callable[[Sizes, Runner, bool], dict[str, Any]]] = {
     "recall": recall_section,
     "http": http_section,
@@ -289,6 +317,7 @@ SECTION_FUNCS: dict[str, Callable[[Sizes, Runner, bool], dict[str, Any]]] = {
     "reindex": reindex_section,
     "writers": writers_section,
     "quality": quality_section,
+    "hosts": hosts_section,
 }
 
 
@@ -387,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
             results_file.write_text(json.dumps(results, indent=2) + "\n")
     make_plots(results, data_dir)
     results_file.write_text(json.dumps(results, indent=2) + "\n")
-    out.write_text(report_render.render(results, plot_dir=data_dir.name))
+    out.write_text(report_render.render(results, data_dir.name, kept_notes(data_dir)))
     print(f"[run_all] wrote {out} and {data_dir}/", file=sys.stderr)
     return 1 if failed else 0
 

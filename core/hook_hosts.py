@@ -5,9 +5,10 @@ than Claude Code (`memesh hook stop --host codex`); the Claude Code plugin's hoo
 installed before hosts were named, carry none and are Claude Code's. Whatever a hook stores
 (a commit, a session's evidence, the handoff, a note file, a "remember that …") gets
 `metadata.provenance.source_host` `<host>-hooks`: `claude-code-hooks`, `codex-hooks`,
-`gemini-cli-hooks`: a memory tells which host wrote it, and that a hook did rather than the
-agent (what the agent stores through the MCP server carries the name its client declares,
-`codex-mcp-client` for Codex).
+`gemini-cli-hooks`, `hermes-agent-hooks` (the Hermes provider runs the UserPromptSubmit
+handler itself, in process or through `memesh serve`): a memory tells which host wrote it, and
+that a hook did rather than the agent (what the agent stores through the MCP server carries
+the host's name, `codex` for Codex: api/mcp_server/server.py CLIENT_HOSTS).
 
 Standard library only: a hook reads its arguments before Django is set up.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 DEFAULT_HOOK_HOST = "claude-code"
-HOOK_HOSTS = ("claude-code", "codex", "gemini-cli")
+HOOK_HOSTS = ("claude-code", "codex", "gemini-cli", "hermes-agent")
 HOST_OPTION = "--host"
 
 

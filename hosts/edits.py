@@ -25,6 +25,7 @@ import tomlkit
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
+from hosts import original
 from hosts.documents import HostConfigInvalid
 from hosts.plugin import PLUGIN_NAME, SERVER_NAME, HookSpec, memesh_hook_argv
 
@@ -141,7 +142,12 @@ def enabled_plugins(settings: dict[str, Any]) -> list[str]:
     enabled = settings.get("enabledPlugins")
     if not isinstance(enabled, dict):
         return []
-    return [key for key, on in enabled.items() if on is True and key.split("@")[0] == PLUGIN_NAME]
+    return [
+        key
+        for key, on in enabled.items()
+        # The original MeMesh's plugin shares the name: it is not memesh's (hosts/original.py).
+        if on is True and key.split("@")[0] == PLUGIN_NAME and not original.is_original_plugin(key)
+    ]
 
 
 # --- the MCP server in a JSON file: {"mcpServers": {"memesh": {...}}} ------------------------
@@ -156,7 +162,8 @@ def check_servers_shape(path: Path, document: dict[str, Any]) -> None:
 def json_server(document: dict[str, Any]) -> dict[str, Any] | None:
     """memesh's MCP server entry, if the document has one."""
     entry = (document.get("mcpServers") or {}).get(SERVER_NAME)
-    return entry if isinstance(entry, dict) else None
+    # The original MeMesh registers its server under the same name (hosts/original.py).
+    return entry if isinstance(entry, dict) and not original.is_original_server(entry) else None
 
 
 def with_json_server(document: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]:
@@ -172,7 +179,7 @@ def with_json_server(document: dict[str, Any], server: dict[str, Any]) -> dict[s
 
 
 def without_json_server(document: dict[str, Any]) -> dict[str, Any]:
-    if SERVER_NAME not in (document.get("mcpServers") or {}):
+    if json_server(document) is None:  # none, or the original MeMesh's: not memesh's to remove
         return document
     result = copy.deepcopy(document)
     del result["mcpServers"][SERVER_NAME]
@@ -196,7 +203,9 @@ def toml_server(path: Path, document: TOMLDocument) -> dict[str, Any] | None:
     entry = servers.get(SERVER_NAME) if servers is not None else None
     if entry is not None and not isinstance(entry, Table):
         raise HostConfigInvalid(f"{path}: mcp_servers.{SERVER_NAME} is not a table")
-    return entry.unwrap() if entry is not None else None
+    unwrapped = entry.unwrap() if entry is not None else None
+    # The original MeMesh's server under the same name is not memesh's (hosts/original.py).
+    return None if original.is_original_server(unwrapped) else unwrapped
 
 
 def set_toml_server(path: Path, document: TOMLDocument, server: dict[str, Any]) -> None:
@@ -207,6 +216,7 @@ def set_toml_server(path: Path, document: TOMLDocument, server: dict[str, Any]) 
         servers = tomlkit.table(is_super_table=True)
         document["mcp_servers"] = servers
     entry = servers.get(SERVER_NAME)
+    original.refuse_replacing(path, entry.unwrap() if entry is not None else None, SERVER_NAME)
     if entry is not None:
         for key, value in server.items():
             entry[key] = value
@@ -232,8 +242,8 @@ def with_env_vars(path: Path, current: dict[str, Any] | None, names: list[str]) 
 
 def remove_toml_server(path: Path, document: TOMLDocument) -> None:
     servers = _toml_servers(path, document)
-    if servers is None or SERVER_NAME not in servers:
-        return
+    if servers is None or toml_server(path, document) is None:
+        return  # none, or the original MeMesh's: not memesh's to remove
     del servers[SERVER_NAME]
     if not servers:
         del document["mcp_servers"]

@@ -2,10 +2,14 @@
 
 For each host and scope (the user's files, and the project's when the doctor is given the
 project): which files hold memesh's entries, whether every hook of the plugin is there (Claude
-Code, Codex), whether the MCP server is, and whether each `memesh` command they name exists
-and is the memesh running the doctor. A host memesh was never set up in is reported as such,
-not as a problem. The Claude Code plugin enabled in a settings file (`enabledPlugins`) counts
-as set up, with the `memesh` its files run from PATH.
+Code, Codex, and Gemini CLI under its own names), whether the MCP server is, and whether each
+`memesh` command they name exists and is the memesh running the doctor. A host memesh was
+never set up in is reported as such, not as a problem. The Claude Code plugin enabled in a
+settings file (`enabledPlugins`) counts as set up, with the `memesh` its files run from PATH.
+
+A hook that names another host than `memesh setup <host>` writes now (`--host codex`:
+core/hook_hosts.py), as every hook an earlier setup wrote names none, is reported as out of
+date: what it stores would read as Claude Code's.
 
 This reads files only. Codex records which hooks the user trusted in its config.toml, so a
 Codex hook it will skip, untrusted or changed since trusted, is reported (hosts/codex_trust.py);
@@ -23,12 +27,13 @@ from typing import Any
 
 from django.conf import settings
 
+from core.hook_hosts import DEFAULT_HOOK_HOST, HOST_OPTION, HookArgumentsInvalid, hook_host
 from core.redact import redact
 from graph.doctor import Check
-from hosts import codex_trust, edits
+from hosts import codex_trust, edits, original
 from hosts.documents import HostConfigInvalid, parse_json, parse_toml, read_text
-from hosts.plugin import hook_specs, is_this_memesh
-from hosts.setup import HOSTS, HostFile, Scope, host_files
+from hosts.plugin import is_this_memesh, memesh_hook_argv
+from hosts.setup import HOOK_HOST, HOSTS, HostFile, Scope, host_files, host_hook_specs
 
 
 @dataclass
@@ -52,6 +57,7 @@ class _Found:
     hooks_path: Path | None = None
     hooks_document: dict[str, Any] | None = None
     untrusted_hooks: list[str] = field(default_factory=list)  # Codex: hooks it will skip
+    original: list[str] = field(default_factory=list)  # the original MeMesh's entries here
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -62,7 +68,7 @@ class _Found:
 def _read(file: HostFile, found: _Found) -> None:
     row: dict[str, Any] = {"path": str(file.path), "role": file.role, "exists": False}
     found.files.append(row)
-    found.hooks_file = found.hooks_file or file.role == "hooks"
+    found.hooks_file = found.hooks_file or "hooks" in file.role
     try:
         text = read_text(file.path)
         row["exists"] = text is not None
@@ -70,16 +76,18 @@ def _read(file: HostFile, found: _Found) -> None:
             return
         if file.format == "toml":
             toml = parse_toml(file.path, text)
+            found.original += original.found_in(toml.unwrap(), "mcp_servers")
             found.server = edits.toml_server(file.path, toml)
             found.hooks_off = edits.codex_hooks_off(toml)
         else:
             document = parse_json(file.path, text)
-            if file.role == "hooks":
+            found.original += original.found_in(document)
+            if "hooks" in file.role:
                 edits.check_hooks_shape(file.path, document)
                 found.hook_calls = edits.memesh_hook_calls(document)
                 found.hooks_path, found.hooks_document = file.path, document
                 found.plugins = edits.enabled_plugins(document)
-            else:
+            if "mcp" in file.role:
                 edits.check_servers_shape(file.path, document)
                 found.server = edits.json_server(document)
         row["valid"] = True
@@ -103,6 +111,29 @@ def _codex_untrusted(found: _Found) -> list[str]:
     return codex_trust.untrusted_memesh_hooks(found.hooks_path, found.hooks_document, config)
 
 
+def _hooks_naming_another_host(host: str, found: _Found) -> list[str]:
+    """memesh's hooks in the scope's hooks file whose host (`--host`, none: Claude Code) is
+    not the one `memesh setup <host>` names, as `<Event> <matcher> <subcommand>`."""
+    if found.hooks_document is None:
+        return []
+    wanted = HOOK_HOST.get(host, DEFAULT_HOOK_HOST)
+    stale = []
+    for event, groups in (found.hooks_document.get("hooks") or {}).items():
+        for group in groups:
+            for handler in group.get("hooks", []):
+                argv = memesh_hook_argv(handler.get("command"))
+                if argv is None:
+                    continue
+                try:
+                    named: str | None = hook_host(argv[3:])
+                except HookArgumentsInvalid:  # the hook itself fails: out of date as well
+                    named = None
+                if named != wanted:
+                    subcommand = argv[2] if len(argv) > 2 else ""
+                    stale.append(f"{event} {group.get('matcher') or '*'} {subcommand}")
+    return stale
+
+
 def _command(executable: str) -> dict[str, Any]:
     found = executable if os.sep in executable else shutil.which(executable)
     return {
@@ -112,13 +143,13 @@ def _command(executable: str) -> dict[str, Any]:
     }
 
 
-def _scope_report(scope: Scope, found: _Found) -> dict[str, Any]:
+def _scope_report(host: str, scope: Scope, found: _Found) -> dict[str, Any]:
     """The scope's report; what is wrong lands in `found.problems`."""
     problems = found.problems
     report: dict[str, Any] = {"scope": scope, "files": found.files}
     executables = {call[2] for call in found.hook_calls}
     if found.hooks_file:
-        wanted = {(s.event, s.matcher, s.subcommand) for s in hook_specs()}
+        wanted = {(s.event, s.matcher, s.subcommand) for s in host_hook_specs(host)}
         present = {(event, matcher, sub) for event, matcher, _, sub in found.hook_calls}
         missing = sorted(f"{e} {m or '*'} {s}" for e, m, s in wanted - present)
         report["hooks"] = {
@@ -132,6 +163,17 @@ def _scope_report(scope: Scope, found: _Found) -> dict[str, Any]:
             problems.append(f"{len(missing)} of memesh's {len(wanted)} hooks are missing")
         if found.hooks_off and found.hook_calls:
             problems.append("config.toml turns hooks off ([features] hooks = false)")
+        stale = _hooks_naming_another_host(host, found)
+        if stale:
+            report["hooks"]["outOfDate"] = stale
+            # Codex holds the rewritten hooks as changed: trusted again before they run.
+            again = f", then {codex_trust.TRUST_STEP}" if host == "codex" else ""
+            named = f"`{HOST_OPTION} {HOOK_HOST[host]}`" if host in HOOK_HOST else "no host"
+            problems.append(
+                f"{len(stale)} of memesh's hooks are out of date (they should name {named}, "
+                f"or what they store reads as another host's): run `memesh setup {host}` "
+                f"again{again}"
+            )
         if found.untrusted_hooks:
             report["hooks"]["untrusted"] = found.untrusted_hooks
             problems.append(
@@ -195,6 +237,7 @@ def host_health(project_dir: Path | None = None) -> list[HostHealth]:
     out = []
     for host, name in HOSTS.items():
         reports, lines, problems = [], [], []
+        originals: list[str] = []
         seen: set[Path] = set()
         for scope, root in scopes:
             # Run from the home directory, the project's settings file is the user's.
@@ -203,20 +246,31 @@ def host_health(project_dir: Path | None = None) -> list[HostHealth]:
             found = _Found()
             for file in files:
                 _read(file, found)
+            if found.original:
+                originals.append(f"{', '.join(found.original)} in the {scope} files")
             if host == "codex":
                 found.untrusted_hooks = _codex_untrusted(found)
             if not found.installed and not found.problems:
                 continue
-            report = _scope_report(scope, found)
+            report = _scope_report(host, scope, found)
             reports.append(report)
             lines.append(_describe(report, found))
             problems.extend(found.problems)
+        # The original MeMesh set up in the same host (hosts/original.py): said, never touched.
+        beside = f"the original MeMesh is set up too ({'; '.join(originals)})" if originals else ""
         if not reports:
             detail = f"not set up (`memesh setup {host}` sets up {name})"
-            out.append(HostHealth(host, "ok", detail, {"installed": False, "scopes": []}))
+            detail += f"; {beside}" if beside else ""
+            absent: dict[str, Any] = {"installed": False, "scopes": []}
+            absent.update({"original": originals} if originals else {})
+            out.append(HostHealth(host, "ok", detail, absent))
             continue
+        if beside:
+            problems.append(beside)
+            lines.append(f"{beside}: both products capture and recall in every session")
         installed = any(r["installed"] for r in reports)
         data = {"installed": installed, "scopes": reports}
+        data.update({"original": originals} if originals else {})
         out.append(HostHealth(host, "warn" if problems else "ok", "; ".join(lines), data))
     return out
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import MemeshError
+from core.hook_hosts import HOST_OPTION
 
 PLUGIN_NAME = "memesh"
 SERVER_NAME = "memesh"  # the MCP server's name in every host's configuration
@@ -50,12 +51,15 @@ def _plugin_json(relative: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class HookSpec:
     """One hook of the plugin: `memesh hook <subcommand>` on `event` (for tools matching
-    `matcher`, on the tool events)."""
+    `matcher`, on the tool events); with `host`, `--host <host>` after it, which stamps what
+    the hook stores as that host's (core/hook_hosts.py; the plugin's own hooks are Claude
+    Code's and name none)."""
 
     event: str
     matcher: str | None
     subcommand: str
     timeout: int | None
+    host: str | None = None
 
     def handler(self, command: str) -> dict[str, Any]:
         """The hook handler as settings files hold it, running `command` (the memesh entry
@@ -64,6 +68,8 @@ class HookSpec:
             "type": "command",
             "command": f"{shlex.quote(command)} hook {self.subcommand}",
         }
+        if self.host is not None:
+            handler["command"] += f" {HOST_OPTION} {self.host}"
         if self.timeout is not None:
             handler["timeout"] = self.timeout
         return handler

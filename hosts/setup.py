@@ -6,25 +6,26 @@
 | claude-code | project | `.claude/settings.json` | `.mcp.json` |
 | codex | user | `$CODEX_HOME/hooks.json` (`~/.codex`) | `$CODEX_HOME/config.toml` |
 | codex | project | `.codex/hooks.json` | `.codex/config.toml` |
-| gemini | user / project | — | `~/.gemini/settings.json` / `.gemini/settings.json` |
+| gemini | user / project | `~/.gemini/settings.json` / `.gemini/settings.json` | the same file |
 | cursor | user / project | — | `~/.cursor/mcp.json` / `.cursor/mcp.json` |
 
 A project's files are under its repository's top folder. `CLAUDE_CONFIG_DIR` moves Claude
 Code's files and `CODEX_HOME` Codex's, as those hosts read them (memesh_site/settings.py).
 Codex gets the same hooks as Claude Code: its hooks.json has the same shape, and a matcher
-naming a tool Codex does not have never fires.
+naming a tool Codex does not have never fires. Gemini CLI gets them under its own event and
+tool names (hosts/gemini.py), in the settings.json that holds its MCP servers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 import tomlkit
 from django.conf import settings
 
-from hosts import codex_trust, edits
+from hosts import codex_trust, edits, mcp_warmup, original
 from hosts.documents import (
     FileChange,
     HostConfigInvalid,
@@ -33,7 +34,8 @@ from hosts.documents import (
     parse_toml,
     read_text,
 )
-from hosts.plugin import hook_specs, mcp_server
+from hosts.gemini import gemini_hook_specs
+from hosts.plugin import SERVER_NAME, HookSpec, hook_specs, mcp_server
 
 HOSTS = {
     "claude-code": "Claude Code",
@@ -41,8 +43,11 @@ HOSTS = {
     "gemini": "Gemini CLI",
     "cursor": "Cursor",
 }
+# The name a host's hooks give themselves (`memesh hook <event> --host <name>`,
+# core/hook_hosts.py); Claude Code's name none, as the plugin's hooks do.
+HOOK_HOST = {"codex": "codex", "gemini": "gemini-cli"}
 Scope = Literal["user", "project"]
-Role = Literal["hooks", "mcp"]
+Role = Literal["hooks", "mcp", "hooks and mcp"]
 
 
 @dataclass(frozen=True)
@@ -76,11 +81,18 @@ def host_files(host: str, scope: Scope, project_dir: Path | None = None) -> list
         ]
     if host == "gemini":
         folder = Path(settings.GEMINI_DIR) if scope == "user" else root / ".gemini"
-        return [HostFile(folder / "settings.json", "mcp")]
+        return [HostFile(folder / "settings.json", "hooks and mcp")]
     if host == "cursor":
         folder = Path(settings.CURSOR_DIR) if scope == "user" else root / ".cursor"
         return [HostFile(folder / "mcp.json", "mcp")]
     raise ValueError(f"unknown host {host!r}")
+
+
+def host_hook_specs(host: str) -> list[HookSpec]:
+    """memesh's hooks as `host` names them, each naming the host that runs it (HOOK_HOST)."""
+    specs = gemini_hook_specs() if host == "gemini" else hook_specs()
+    hook_host = HOOK_HOST.get(host)
+    return specs if hook_host is None else [replace(s, host=hook_host) for s in specs]
 
 
 def server_entry(host: str, command: str) -> dict[str, Any]:
@@ -98,18 +110,21 @@ def codex_env_vars() -> list[str]:
 
 def _json_after(host: str, file: HostFile, before: str | None, command: str | None) -> str | None:
     document = parse_json(file.path, before)
-    if file.role == "hooks":
+    updated = document
+    if "hooks" in file.role:
         edits.check_hooks_shape(file.path, document)
         if command is None:
-            updated = edits.without_memesh_hooks(document)
+            updated = edits.without_memesh_hooks(updated)
         else:
-            updated = edits.with_memesh_hooks(document, hook_specs(), command)
-    else:
+            updated = edits.with_memesh_hooks(updated, host_hook_specs(host), command)
+    if "mcp" in file.role:
         edits.check_servers_shape(file.path, document)
         if command is None:
-            updated = edits.without_json_server(document)
+            updated = edits.without_json_server(updated)
         else:
-            updated = edits.with_json_server(document, server_entry(host, command))
+            servers = document.get("mcpServers") or {}
+            original.refuse_replacing(file.path, servers.get(SERVER_NAME), SERVER_NAME)
+            updated = edits.with_json_server(updated, server_entry(host, command))
     if updated == document:
         return before  # unchanged in substance: left byte for byte, not reformatted
     if command is None and not updated:
@@ -248,6 +263,8 @@ def host_setup(
         for change in changes:
             if change.changed:
                 result.backups[change.path] = change.write()
+        if host == "codex" and command is not None:
+            mcp_warmup.store_tool_list(command)  # Codex's first step sees memesh's tools
     result.notes = notes(host, scope, changes, installing=command is not None)
     return result
 
@@ -290,7 +307,13 @@ def notes(host: str, scope: Scope, changes: list[FileChange], *, installing: boo
                 f"{config.path} turns hooks off ([features] hooks = false): Codex will not run "
                 "memesh's hooks until you remove that line."
             )
-    if changed and host in ("gemini", "cursor"):
+    if changed and host == "gemini":
+        out.append(
+            "Gemini CLI runs the SessionStart hook (the memory block), BeforeAgent, AfterTool "
+            "after shell commands and AfterAgent; it has no hook that shows the model memesh's "
+            "notes before an edit or a command (docs/platforms/gemini-cli.md)."
+        )
+    if changed and host == "cursor":
         out.append(
             f"{name} runs no memesh hooks: the agent calls the briefing tool at the start of a "
             "session and remembers by hand (docs/integrations.md)."

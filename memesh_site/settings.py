@@ -32,7 +32,14 @@ VERSION = version.VERSION
 # Where memesh keeps its data (core/paths.py): MEMESH_HOME (0700) holds the database,
 # config.json (core/config_store.py), the signing key and the remote token.
 MEMESH_HOME = envpath("MEMESH_HOME", paths.default_home())
-MEMESH_DB_PATH = envpath("MEMESH_DB_PATH", MEMESH_HOME / paths.DB_FILENAME)
+# In a home shared with the original MeMesh, memesh's own file has a name of its own
+# (core/paths.py's `own_file`); an explicit MEMESH_DB_PATH is taken as given, and refused
+# when it is not memesh's (core/db/base.py).
+MEMESH_DB_PATH = envpath("MEMESH_DB_PATH", paths.own_file(MEMESH_HOME, paths.DB_FILENAME))
+# A team server's database (docs/team-server-design.md): when set, every table is on this
+# PostgreSQL (with pgvector) instead of the SQLite file, and MEMESH_DB_PATH is not used. A
+# secret: it may carry the password, which no message or report repeats.
+MEMESH_DATABASE_URL = envsecret("MEMESH_DATABASE_URL").strip()
 
 # Where the agent hosts keep their configuration and session transcripts, read as each host
 # reads it: `memesh setup` writes there and `memesh doctor` checks it (hosts/); the hooks and
@@ -47,10 +54,18 @@ CLAUDE_STATE_FILE = (
     CLAUDE_CONFIG_DIR / ".claude.json" if _claude_config_dir else Path.home() / ".claude.json"
 )
 CODEX_HOME = envpath("CODEX_HOME", Path.home() / ".codex")
+# basic-memory's folder, found as basic-memory finds it, for the project names its
+# config.json gives the folders `memesh import --from basic-memory` reads.
+_xdg_config_home = envstr("XDG_CONFIG_HOME", "")
+BASIC_MEMORY_CONFIG_DIR = envpath(
+    "BASIC_MEMORY_CONFIG_DIR",
+    Path(_xdg_config_home) / "basic-memory" if _xdg_config_home else Path.home() / ".basic-memory",
+)
 # The MEMESH_* variables set where memesh runs, by name: Codex hands an MCP server a
 # whitelisted environment, so `memesh setup codex` lists these in the server's `env_vars`.
 MEMESH_ENV_NAMES = envnames("MEMESH_")
-GEMINI_DIR = Path.home() / ".gemini"
+# Gemini CLI keeps its `.gemini` folder in GEMINI_CLI_HOME when that is set, else in the home.
+GEMINI_DIR = envpath("GEMINI_CLI_HOME", Path.home()) / ".gemini"
 CURSOR_DIR = Path.home() / ".cursor"
 
 DEBUG = envbool("MEMESH_DEBUG", False)
@@ -140,6 +155,10 @@ DATABASES = {
         "TEST": {"NAME": None},
     }
 }
+if MEMESH_DATABASE_URL:
+    from core.db.postgres.url import database_settings
+
+    DATABASES = {"default": database_settings(MEMESH_DATABASE_URL, conn_max_age=None)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The body limit is enforced by api.rest.middleware with the reference's 413 envelope; Django's own

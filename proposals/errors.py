@@ -16,7 +16,7 @@ class HumanReviewOnly(MemeshError):
 
 
 class NoWorkspaceRoot(MemeshError):
-    """A transcript package needs one workspace root that holds Claude Code sessions, and the
+    """A transcript package needs one workspace root that holds agent sessions, and the
     caller supplied none (or none of its roots holds any)."""
 
     error_code = "work_package.no-workspace-root"
@@ -24,7 +24,7 @@ class NoWorkspaceRoot(MemeshError):
 
 
 class AmbiguousWorkspaceRoot(MemeshError):
-    """More than one of the client's workspace roots holds Claude Code sessions: memesh does
+    """More than one of the client's workspace roots holds agent sessions: memesh does
     not guess which one the agent works in."""
 
     error_code = "work_package.ambiguous-workspace-root"

@@ -16,17 +16,24 @@ added in Codex's shapes), installed by `install_codex` where Codex keeps it
 (`<codex home>/sessions/YYYY/MM/DD/rollout-<time>-<session id>.jsonl`): AGENTS.md and the
 working folder injected, memesh's context given as developer messages, a failing test, a patch,
 the test passing, a commit and a reply citing `[mem:CITED]`.
+
+And one Gemini CLI session, gemini-session.jsonl (Gemini CLI 0.61.0, recorded with memesh's hooks;
+tests/unit/test_transcript_reader_gemini.py says what it holds), installed by `install_gemini`
+where Gemini CLI keeps it (`<gemini dir>/tmp/<project>/chats/session-<time>-<id>.jsonl`, the
+project folder's `.project_root` naming the folder the session was started in).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from core.transcripts import slug
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
 CODEX_SESSION_ID = "01a251fa-0c58-7293-b4cb-fcda7bc9ea46"
+GEMINI_SESSION_ID = "36b129ba-27b1-4834-9321-f69f21a1d9b4"
 SESSION_IDS = {
     "decisions": "0b9d8a2e-5c1f-4a3e-9f6d-1a2b3c4d5e01",
     "secret": "0b9d8a2e-5c1f-4a3e-9f6d-1a2b3c4d5e02",
@@ -60,6 +67,26 @@ def install_codex(codex_home: Path, started_in: Path, session: str = CODEX_SESSI
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"rollout-2026-12-07T19-27-51-{session}.jsonl"
     path.write_text(text.replace(CODEX_SESSION_ID, session))
+    return path
+
+
+def install_gemini(
+    gemini_dir: Path,
+    started_in: Path,
+    session: str = GEMINI_SESSION_ID,
+    project_folder: str | None = None,
+) -> Path:
+    """Copy the Gemini CLI fixture session into `gemini_dir` (GEMINI_CLI_HOME's `.gemini`) as
+    session `session` started in `started_in`, in the project folder Gemini CLI would name
+    (`project_folder`, default the folder's base name, slugged as Gemini CLI does); the file."""
+    name = project_folder or re.sub(r"[^a-z0-9]+", "-", started_in.name.lower()).strip("-")
+    folder = gemini_dir / "tmp" / name
+    (folder / "chats").mkdir(parents=True, exist_ok=True)
+    (folder / ".project_root").write_text(str(started_in))
+    text = (FIXTURES / "gemini-session.jsonl").read_text()
+    text = text.replace("@PROJECT@", str(started_in)).replace("@HOME@", str(gemini_dir.parent))
+    path = folder / "chats" / f"session-2026-12-07T20-57-{session[:8]}.jsonl"
+    path.write_text(text.replace(GEMINI_SESSION_ID, session))
     return path
 
 

@@ -17,6 +17,7 @@ from typing import cast
 from api.hooks.output import HookReply
 from api.hooks.payload import HookPayload, parse_payload
 from core import hook_outcomes
+from core.hook_hosts import DEFAULT_HOOK_HOST
 from core.redact import redact_message
 
 # `memesh hook <event>`: the fixed interface the plugin's hooks file calls, and the module
@@ -43,13 +44,15 @@ class UnknownEvent(ValueError):
     pass
 
 
-def run_hook(event: str, stdin: str, *, limit: int) -> str:
+def run_hook(event: str, stdin: str, *, limit: int, host: str = DEFAULT_HOOK_HOST) -> str:
     """The text to print for `memesh hook <event>` given its standard input ("" on any
-    failure, which is recorded instead)."""
-    return run_hook_reply(event, stdin, limit=limit)[0]
+    failure, which is recorded instead); `host` ran it (core/hook_hosts.py)."""
+    return run_hook_reply(event, stdin, limit=limit, host=host)[0]
 
 
-def run_hook_reply(event: str, stdin: str, *, limit: int) -> tuple[str, str]:
+def run_hook_reply(
+    event: str, stdin: str, *, limit: int, host: str = DEFAULT_HOOK_HOST
+) -> tuple[str, str]:
     """run_hook's stdout, and the line for stderr a handler may have ("" and "" on any
     failure)."""
     try:
@@ -58,7 +61,7 @@ def run_hook_reply(event: str, stdin: str, *, limit: int) -> tuple[str, str]:
         handler = handler_for(event)
         if len(stdin) > limit:
             raise ValueError(f"the hook input is longer than {limit} characters")
-        payload = parse_payload(stdin)
+        payload = parse_payload(stdin, host=host)
         reply = handler(payload)
     except Exception as exc:
         hook_outcomes.record(event or "?", "failed", error=exc)

@@ -34,11 +34,15 @@ REMINDED_TOOLS = {
 
 
 def _output(response: object) -> str:
+    """What the command printed: Claude Code's `stdout`/`stderr`, Codex's `output`, Gemini
+    CLI's `returnDisplay` (its `llmContent` says the same with a prefix on each part)."""
     if isinstance(response, str):
         return response
     if isinstance(response, dict):
         return "\n".join(
-            v for k in ("stdout", "stderr", "output") if isinstance(v := response.get(k), str)
+            v
+            for k in ("stdout", "stderr", "output", "returnDisplay")
+            if isinstance(v := response.get(k), str)
         )
     return ""
 
@@ -56,7 +60,10 @@ def capture_commit(payload: HookPayload) -> HookReply:
     if not auto_capture_enabled():
         return HookReply()
     response = payload.tool_response
-    if isinstance(response, dict) and (response.get("interrupted") or response.get("is_error")):
+    if isinstance(response, dict) and any(
+        response.get(k)
+        for k in ("interrupted", "is_error", "error")  # `error`: Gemini CLI's
+    ):
         return HookReply()
     output = _output(response)
     printed = COMMIT_LINE.search(output)
@@ -70,7 +77,12 @@ def capture_commit(payload: HookPayload) -> HookReply:
         time.time() - committed_at > RECENT_HEAD_SECONDS or facts.subject not in command
     ):
         return HookReply()  # HEAD may be an older commit: only a fresh one with this message
-    stored = commit_capture(facts=facts, project=payload.project, session_id=payload.session_id)
+    stored = commit_capture(
+        facts=facts,
+        project=payload.project,
+        session_id=payload.session_id,
+        source_host=payload.source_host,
+    )
     if isinstance(stored, CommitDropped):
         return HookReply(notes=[Note("dropped", "commit", detector=stored.detector)])
     return HookReply()

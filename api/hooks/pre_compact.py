@@ -39,5 +39,6 @@ def handle(payload: HookPayload) -> HookReply:
         project=payload.project,
         pre_compact=trigger if trigger in ("manual", "auto") else "auto",
         extra=extra,
+        source_host=payload.source_host,
     )
     return HookReply(notes=[Note("dropped", "pre-compact", detector=d) for d in result.dropped])

@@ -93,24 +93,31 @@ def handle(payload: HookPayload) -> HookReply:
     def evidence() -> None:
         if transcript is None or session is None:
             return
-        result = evidence_capture(evidence=session_evidence(transcript, session), project=project)
+        result = evidence_capture(
+            evidence=session_evidence(transcript, session),
+            project=project,
+            source_host=payload.source_host,
+        )
         reply.notes.extend(Note("dropped", "session-evidence", detector=d) for d in result.dropped)
 
     def handoff() -> None:
         if transcript is None:
             return
         replies = transcript.reply_texts()
-        last = payload.text("last_assistant_message")
+        # Claude Code's and Codex's field; Gemini CLI's AfterAgent calls it `prompt_response`.
+        last = payload.text("last_assistant_message") or payload.text("prompt_response")
         if last and (not replies or replies[-1].strip() != last.strip()):
             replies.append(last)  # the transcript is written behind the host: it may lag
-        result = handoff_replace(project=project, replies=replies, session_id=session)
+        result = handoff_replace(
+            project=project, replies=replies, session_id=session, source_host=payload.source_host
+        )
         if result.detector is not None:
             reply.notes.append(Note("dropped", "handoff", detector=result.detector))
 
     def note_files() -> None:
         nonlocal notes_changed
         result: NoteFilesResult = note_files_ingest(
-            directory=note_directory(payload), project=project
+            directory=note_directory(payload), project=project, source_host=payload.source_host
         )
         notes_changed = result.changed
         reply.notes.extend(

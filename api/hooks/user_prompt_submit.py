@@ -37,7 +37,7 @@ _ASK_AGENT = (
 def has_work(payload: HookPayload) -> bool:
     """Whether the prompt asks for something to be remembered or the session declared a
     recipient; every other prompt is answered with silence."""
-    return remember_intent(payload.text("prompt")) is not None or bool(settings.MEMESH_RECIPIENT)
+    return remember_intent(payload.prompt) is not None or bool(settings.MEMESH_RECIPIENT)
 
 
 def handle(payload: HookPayload) -> HookReply:
@@ -66,7 +66,7 @@ def _message_notice(payload: HookPayload) -> str | None:
 
 
 def _remember_reply(payload: HookPayload) -> HookReply:
-    intent = remember_intent(payload.text("prompt"))
+    intent = remember_intent(payload.prompt)
     if intent is None:
         return HookReply()
     from graph.capture.capture import (
@@ -82,7 +82,10 @@ def _remember_reply(payload: HookPayload) -> HookReply:
             stdout=context(EVENT, f"MeMesh (auto-capture is off, nothing was stored): {_ASK_AGENT}")
         )
     stored = remember_intent_capture(
-        content=intent.content, project=payload.project, session_id=payload.session_id
+        content=intent.content,
+        project=payload.project,
+        session_id=payload.session_id,
+        source_host=payload.source_host,
     )
     if isinstance(stored, IntentDropped):
         text = (

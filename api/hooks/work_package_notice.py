@@ -25,7 +25,7 @@ def work_package_notice(project: str | None, cwd: str | None) -> str:
         )
     if cwd is not None and has_transcripts(Path(cwd)):
         kinds.append(
-            "the newest Claude Code session of this workspace "
+            "the newest agent session of this workspace "
             '(`work_package` {"action": "prepare", "kind": "transcript"}; needs the MCP '
             "client's workspace root)"
         )

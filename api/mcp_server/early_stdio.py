@@ -89,8 +89,19 @@ def list_request_id(line: str) -> str | None:
     message = _request(line, "tools/list")
     if message is None:
         return None
-    if message.get("params") not in (None, {}):
-        return None  # a cursor, or the 2026 protocol's envelope: the SDK's to read
+    params = message.get("params")
+    if params in (None, {}):
+        return _compact(message["id"])
+    # Codex asks with `{"_meta": {"progressToken": 0}}`: a token for progress notifications,
+    # which a list answered at once never sends, so the answer is the same.
+    # https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/progress
+    # A cursor, or the 2026 protocol's envelope (reserved `io.modelcontextprotocol/` keys in
+    # `_meta`), is the SDK's to read.
+    if not isinstance(params, dict) or set(params) != {"_meta"}:
+        return None
+    meta = params["_meta"]
+    if not isinstance(meta, dict) or not set(meta) <= {"progressToken"}:
+        return None
     return _compact(message["id"])
 
 

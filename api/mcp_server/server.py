@@ -51,6 +51,15 @@ from graph.ops.kit.operation import CallContext, Operation
 
 SOURCE_HOST_MAX = 64
 DEFAULT_SOURCE_HOST = "mcp"  # what the reference stamps when a client declares no name
+# The `initialize` names the hosts' MCP clients declare (Codex 0.169, Gemini CLI 0.61; Claude
+# Code declares `claude-code`), and the host names the reference stamps for them (its list:
+# claude-code, codex, gemini-cli, …) — the names the hosts' hooks carry too (`codex-hooks`:
+# core/hook_hosts.py). Any other name is stamped as declared.
+CLIENT_HOSTS = {
+    "claude-code": "claude-code",
+    "codex-mcp-client": "codex",
+    "gemini-cli-mcp-client": "gemini-cli",
+}
 
 # Awaited before each tool call: `memesh mcp` migrates the database in the background so
 # that `initialize` never waits for it; a call must not run against an unmigrated schema.
@@ -62,13 +71,14 @@ def sanitize_client_name(name: object) -> str:
 
     Control and format characters are dropped (a name is displayed and logged; bidi overrides
     and newlines could forge what a reader sees), the rest is trimmed to 64 characters, and an
-    empty result becomes `mcp`.
+    empty result becomes `mcp`; a known host's client name becomes the host's (CLIENT_HOSTS).
+    Mapped or not, the name is the client's own claim: nothing authenticates it.
     """
     if not isinstance(name, str):
         return DEFAULT_SOURCE_HOST
     kept = "".join(ch for ch in name if unicodedata.category(ch) not in ("Cc", "Cf"))
     kept = kept.strip()[:SOURCE_HOST_MAX].strip()
-    return kept or DEFAULT_SOURCE_HOST
+    return CLIENT_HOSTS.get(kept, kept) or DEFAULT_SOURCE_HOST
 
 
 def drop_nulls(arguments: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -27,7 +27,6 @@ from core import paths
 from core.version import VERSION
 
 TOOLS_FILENAME = "mcp-tools.json"
-CONFIG_FILENAME = "config.json"  # core/config_store.py's file, read here as bytes
 # memesh's top-level packages (pyproject.toml's [tool.setuptools.packages.find]; a test
 # holds the two equal).
 PACKAGES = (
@@ -67,7 +66,9 @@ def cache_key(env: Mapping[str, str]) -> str:
         if name.startswith("MEMESH_"):
             digest.update(f"{name}={value}\0".encode())
     try:
-        digest.update((paths.home_from_env(env) / CONFIG_FILENAME).read_bytes())
+        # core/config_store.py's file, read here as bytes.
+        config = paths.own_file(paths.home_from_env(env), paths.CONFIG_FILENAME)
+        digest.update(config.read_bytes())
     except OSError:
         digest.update(b"no config")
     return digest.hexdigest()

@@ -4,11 +4,11 @@ and work packages read a project's sessions (dream/). Both read through here, so
 record and a turn mean the same to each.
 
 - turns.py: what a transcript says (Turn, ToolUse, ToolResult, Session), whichever host wrote it;
-- claude_code.py, codex.py: each host's record format, its skip rules and where it keeps its
-  files;
+- claude_code.py, codex.py, gemini.py: each host's record format, its skip rules and where it
+  keeps its files;
 - reading.py: one file read (size bound, bad lines, the format each record's shape names);
 - conversation.py: what was said, cleaned, and cut into pieces an LLM reads;
-- projects.py: which of Claude Code's and of Codex's sessions are a project's.
+- projects.py: which of Claude Code's, Codex's and Gemini CLI's sessions are a project's.
 """
 
 from __future__ import annotations
@@ -23,7 +23,14 @@ from core.transcripts.conversation import (
     conversation_turn,
     render_turn,
 )
-from core.transcripts.projects import codex_project_sessions, project_sessions
+from core.transcripts.gemini import gemini_tmp_dir
+from core.transcripts.projects import (
+    all_project_sessions,
+    codex_project_sessions,
+    gemini_project_sessions,
+    gemini_session_files,
+    project_sessions,
+)
 from core.transcripts.reading import parse_record, read_session, record_turn
 from core.transcripts.turns import Record, Session, ToolResult, ToolUse, Turn
 
@@ -34,6 +41,7 @@ __all__ = [
     "ToolResult",
     "ToolUse",
     "Turn",
+    "all_project_sessions",
     "as_recorded",
     "chunks",
     "claude_config_dir",
@@ -42,6 +50,9 @@ __all__ = [
     "codex_project_sessions",
     "codex_sessions_dir",
     "conversation_turn",
+    "gemini_project_sessions",
+    "gemini_session_files",
+    "gemini_tmp_dir",
     "parse_record",
     "project_sessions",
     "read_session",

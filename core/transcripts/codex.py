@@ -10,9 +10,11 @@ The records, one JSON object per line: `{"timestamp", "type", "payload"}` (Codex
 - `turn_context`: the settings a turn ran with, among them its `cwd`;
 - `response_item`: what the model was sent or returned, by `payload.type` — `message`
   (`role`, `content`: `input_text` / `output_text` blocks), `function_call` (`call_id`,
-  `name`, `arguments`: a JSON string), `function_call_output` (`call_id`, `output`),
+  `name`, `arguments`: a JSON string), `function_call_output` (`call_id`, `output`: text,
+  or an MCP tool's list of content items, `{"type": "input_text", "text"}`),
   `custom_tool_call` (`call_id`, `name`, `input`: free text) and its `custom_tool_call_output`,
-  `reasoning`;
+  `tool_search_call` (`call_id`, `arguments`: an object) and its `tool_search_output`
+  (`tools`: the namespaces found, each with its `tools`), `reasoning`;
 - `event_msg`, `compacted`, `world_state`, `token_usage_record`: the UI's events, a
   compaction's summary, the context Codex tracks, token counts (any other type reads as these
   do: no turn).
@@ -23,10 +25,12 @@ Tool calls are named as Codex's own hooks name them (PreToolUse/PostToolUse's `t
 an MCP tool `mcp__<server>__<tool>` (a call inside a tool-search namespace has the namespace
 prefixed), its shell tools (`exec_command` with `cmd`, `shell_command` and `shell` with
 `command`) as `Bash` with a `command` string, and `apply_patch` with the patch as `patch`, so
-a hook reads a Codex call as it reads Claude Code's. An output's text is what the command
-printed, and it failed when it exited non-zero: `exec_command` writes `Process exited with
-code N`, `shell_command` and `apply_patch` write `Exit code: N`, each before an `Output:`
-line; older versions wrote `{"output", "metadata": {"exit_code"}}`.
+a hook reads a Codex call as it reads Claude Code's. A tool search is a call of `tool_search`
+(Claude Code's is its ToolSearch tool), its result the names of the tools it found. An
+output's text is what the command printed, and it failed when it exited non-zero:
+`exec_command` writes `Process exited with code N`, `shell_command` and `apply_patch` write
+`Exit code: N`, each before an `Output:` line; older versions wrote `{"output", "metadata":
+{"exit_code"}}`.
 Skipped: `event_msg` (it repeats the messages the response items hold), `compacted` (it
 retells turns the file already holds), reasoning, the developer's messages (where Codex puts a
 hook's `additionalContext`: memesh's memory block) and the system's, and the context Codex
@@ -54,10 +58,15 @@ INJECTED_PREFIXES = (
 )
 SHELL_TOOLS = frozenset({"exec_command", "shell_command", "shell", "local_shell"})
 SHELL_NAME = "Bash"  # what Codex's hooks call its shell tools, as Claude Code does
+SEARCH_NAME = "tool_search"  # Codex's own search of the tools it defers (MCP tools among them)
+# The content items of a tool output that hold text (an image's, `input_image`, holds none).
+CONTENT_TEXT_TYPES = frozenset({"input_text", "output_text", "text"})
 
 # `Process exited with code 1` (exec_command), `Exit code: 0` (shell_command, apply_patch).
 _EXIT_CODE = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d+)$", re.MULTILINE)
 _OUTPUT = re.compile(r"^Output:\n", re.MULTILINE)
+# The content item Codex 0.169 writes before an MCP tool's own: how long the call took.
+_TIMING_ITEM = re.compile(r"\AWall time: [0-9.]+ seconds\nOutput:\s*\Z")
 
 
 def codex_sessions_dir() -> Path:
@@ -103,7 +112,36 @@ def _item_turn(item: dict[str, object], timestamp: str) -> Turn | None:
         text, is_error = _output(item.get("output"))
         result = ToolResult(_string(item.get("call_id")), text, is_error)
         return Turn("user", "", timestamp, tool_results=(result,), message_id=message_id)
+    if kind == "tool_search_call":
+        arguments = item.get("arguments")
+        use = ToolUse(
+            _string(item.get("call_id")),
+            SEARCH_NAME,
+            dict(arguments) if isinstance(arguments, dict) else {},
+        )
+        return Turn("assistant", "", timestamp, tool_uses=(use,), message_id=message_id)
+    if kind == "tool_search_output":
+        found = "\n".join(_found_tools(item.get("tools")))
+        result = ToolResult(_string(item.get("call_id")), found, False)
+        return Turn("user", "", timestamp, tool_results=(result,), message_id=message_id)
     return None
+
+
+def _found_tools(tools: object) -> list[str]:
+    """The names a tool search returned, as the hooks name them (`mcp__memesh__remember`)."""
+    names: list[str] = []
+    for namespace in tools if isinstance(tools, list) else []:
+        if not isinstance(namespace, dict):
+            continue
+        inner = namespace.get("tools")
+        prefix = _string(namespace.get("name"))
+        for tool in inner if isinstance(inner, list) else [namespace]:
+            name = _string(tool.get("name")) if isinstance(tool, dict) else ""
+            if name and tool is not namespace:
+                name = f"{prefix}{name}" if prefix.endswith("_") else f"{prefix}__{name}"
+            if name:
+                names.append(name)
+    return names
 
 
 def _string(value: object) -> str:
@@ -120,6 +158,20 @@ def _text_blocks(content: object, *, skip_injected: bool) -> str:
         and block.get("type") in ("input_text", "output_text")
         and isinstance(text := block.get("text"), str)
         and not (skip_injected and text.lstrip().startswith(INJECTED_PREFIXES))
+    )
+
+
+def _content_items(items: list[object]) -> str:
+    """The text of an output's content items (`input_text`, or `text` as an MCP server wrote
+    it), one a paragraph; an image or any other item has none, nor the item Codex puts first
+    (`Wall time: 0.59 seconds\nOutput:`)."""
+    return "\n\n".join(
+        text
+        for item in items
+        if isinstance(item, dict)
+        and item.get("type") in CONTENT_TEXT_TYPES
+        and isinstance(text := item.get("text"), str)
+        and not _TIMING_ITEM.match(text)
     )
 
 
@@ -174,9 +226,14 @@ def _arguments(item: dict[str, object]) -> dict[str, object]:
 
 def _output(output: object) -> tuple[str, bool]:
     """A tool output's text and whether it failed (the module docstring gives the shapes);
-    other tools' output is plain text, or an object with `content` and `success`."""
+    other tools' output is plain text, an object with `content` and `success`, or (an MCP
+    tool's) a list of content items."""
+    if isinstance(output, list):
+        return _content_items(output), False
     if isinstance(output, dict):
-        return _string(output.get("content")), output.get("success") is False
+        content = output.get("content")
+        text = _content_items(content) if isinstance(content, list) else _string(content)
+        return text, output.get("success") is False
     text = _string(output)
     if text.startswith("{"):
         try:

@@ -21,7 +21,8 @@ MAX_TURN_CHARS = 4_000  # a pasted log is cut: the durable part of a turn is rar
 # Context a host injects into turns, and slash-command bookkeeping: not the conversation.
 _INJECTED = re.compile(
     r"<(system-reminder|command-name|command-message|command-args|command-contents|"
-    r"local-command-stdout|local-command-stderr|user-memory-input)>.*?</\1>",
+    r"local-command-stdout|local-command-stderr|user-memory-input|hook_context|session_context)>"
+    r".*?</\1>",
     re.DOTALL,
 )
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")

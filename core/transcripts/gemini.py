@@ -1,7 +1,9 @@
 """Gemini CLI's session transcripts: its record format, and the names of its tools.
 
 Where: `~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl`, one file per session; each
-hook is handed it as `transcript_path`, with the session's `session_id`.
+hook is handed it as `transcript_path`, with the session's `session_id`. `<project>` is a name
+Gemini CLI gives the folder it was started in (its base name, slugged, then `-1` and on when
+taken), and its `.project_root` file holds that folder's path (PROJECT_ROOT_FILE).
 
 The records, one JSON object per line (Gemini CLI 0.61):
 - the first: the session's `sessionId`, `projectHash`, `startTime`, `kind`;
@@ -27,10 +29,12 @@ Tool calls are named as Claude Code names them (TOOL_NAMES: `run_shell_command` 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from core.transcripts.turns import Record, ToolResult, ToolUse, Turn
 
 HOST = "gemini"
+PROJECT_ROOT_FILE = ".project_root"
 # Gemini CLI's tool -> Claude Code's, where they do the same thing with the same arguments
 # (`command`; `file_path`). Gemini's MCP tools (`mcp_<server>_<tool>`) keep their names.
 TOOL_NAMES = {
@@ -50,6 +54,13 @@ _PRINTED = re.compile(
     r"^Output: (.*?)\n(?=(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): )",
     re.MULTILINE | re.DOTALL,
 )
+
+
+def gemini_tmp_dir() -> Path:
+    """Where Gemini CLI keeps a folder per project, as settings resolved GEMINI_CLI_HOME."""
+    from django.conf import settings
+
+    return Path(settings.GEMINI_DIR) / "tmp"
 
 
 def tool_name(name: str) -> str:

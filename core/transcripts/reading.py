@@ -12,7 +12,8 @@
   see them all.
 - **Formats.** Each record goes to the one host format its shape names (FORMATS); a format
   turns it into a Record and owns the rules for what it skips. A new host is one more entry.
-  The session's `host` is the format of its first record that one claims.
+  The session's `host` is the format of its first record that one claims. A record that
+  restates the message of the turn before it (`Record.restates`) replaces that turn.
 - **Views.** What a reader keeps of each turn: `conversation_turn` (the cleaned text, for
   mining) or `as_recorded` (everything, for the hooks).
 """
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from core import json_limits
-from core.transcripts import claude_code, codex
+from core.transcripts import claude_code, codex, gemini
 from core.transcripts.conversation import conversation_turn
 from core.transcripts.turns import Record, Session, Turn
 
@@ -36,6 +37,7 @@ RecordParser = Callable[[dict[str, object]], Record]
 # (the host, does the record have its shape, how its records read), first match wins.
 FORMATS: tuple[tuple[str, RecordShape, RecordParser], ...] = (
     (codex.HOST, codex.is_record, codex.parse),
+    (gemini.HOST, gemini.is_record, gemini.parse),
     (claude_code.HOST, claude_code.is_record, claude_code.parse),
 )
 
@@ -67,6 +69,7 @@ def read_session(
     is read). A file that cannot be opened or read raises OSError."""
     turns: list[Turn] = []
     session_id, cwd, host, skipped = "", "", "", 0
+    last_id, last_kept = "", False  # the message id of the last turn read, and if it was kept
     with path.open("rb") as handle:
         truncated = _seek_tail(handle, tail_bytes)
         for raw in handle:
@@ -81,9 +84,15 @@ def read_session(
             host = host or format_host
             session_id = session_id or parsed.session_id
             cwd = cwd or parsed.cwd
-            kept = view(parsed.turn) if parsed.turn is not None else None
+            if parsed.turn is None:
+                continue
+            kept = view(parsed.turn)
+            message_id = parsed.turn.message_id
+            if parsed.restates and message_id and message_id == last_id and last_kept:
+                turns.pop()  # the message again, whole: this record replaces the last
             if kept is not None:
                 turns.append(kept)
+            last_id, last_kept = message_id, kept is not None
     return Session(
         session_id=session_id or path.stem,
         path=path,

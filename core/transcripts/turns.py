@@ -48,6 +48,10 @@ class Record:
     turn: Turn | None
     session_id: str = ""
     cwd: str = ""
+    # The record restates, whole, the message its turn's id names when the record before it
+    # holds that message too: it replaces that one (Gemini CLI writes a message again as it
+    # grows; Claude Code spreads one over several records instead, each adding to it).
+    restates: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,7 @@ class Session:
     cwd: str  # the first recorded working directory, "" when none is recorded
     skipped_lines: int  # lines that are not JSON objects
     truncated: bool = False  # only the file's tail was read
-    host: str = ""  # which host wrote it (claude-code | codex), "" when no record says
+    host: str = ""  # which host wrote it (claude-code | codex | gemini), "" when no record says
 
     @property
     def started_at(self) -> str:

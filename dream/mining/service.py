@@ -1,10 +1,10 @@
 """Transcript mining (`memesh dream run --from-transcripts`): the decisions, lessons and facts
-of this project's Claude Code and Codex sessions, staged as `memory` proposals for a person to
-accept. Nothing enters the graph until then (DESIGN §7).
+of this project's Claude Code, Codex and Gemini CLI sessions, staged as `memory` proposals for
+a person to accept. Nothing enters the graph until then (DESIGN §7).
 
 A run, for the project of a directory (its repository's root; core/transcripts finds
-the sessions, Claude Code's under CLAUDE_CONFIG_DIR and Codex's under CODEX_HOME, and reads
-them, oldest first whichever host wrote them):
+the sessions, Claude Code's under CLAUDE_CONFIG_DIR, Codex's under CODEX_HOME and Gemini CLI's
+under GEMINI_CLI_HOME, and reads them, oldest first whichever host wrote them):
 1. `--if-due` first asks whether a run is due: the `transcriptMining` switch is on
    (MEMESH_TRANSCRIPT_MINING, when set, wins over config.json) and at least
    `min_interval_hours` passed since the project's last completed run
@@ -103,15 +103,6 @@ def not_due_reason(project: str, min_interval_hours: int, now: datetime) -> str 
 # --- the run -------------------------------------------------------------------------------
 
 
-def project_sessions(root: Path) -> list[transcripts.Session]:
-    """The sessions of the project rooted at `root`, Claude Code's and Codex's, oldest first."""
-    sessions = [
-        *transcripts.project_sessions(transcripts.claude_projects_dir(), root),
-        *transcripts.codex_project_sessions(transcripts.codex_sessions_dir(), root),
-    ]
-    return sorted(sessions, key=lambda s: (s.started_at, s.path.name))
-
-
 @dataclass
 class SessionReport:
     session_id: str
@@ -185,7 +176,7 @@ def transcripts_mine(
             return {"mode": "transcripts", "ran": False, "project": project, "reason": reason}
     run = pass_start(max_llm_calls=max_llm_calls, dry_run=dry_run)
     result = MiningResult(project=project, dry_run=dry_run)
-    sessions = project_sessions(project_root(directory))
+    sessions = transcripts.all_project_sessions(project_root(directory))
     read = mining_state.project_state(project).mined_turns
     for session in sessions:
         done = min(read.get(session.session_id, 0), len(session.turns))

@@ -4,11 +4,12 @@ and a person reviews what it made. docs/work-packages.md is the user's page.
 
 - `prepare` (read-only): one package — `kind: "digest"`, the calendar-selected week of
   episodic memories the dreamer would digest (dream/work_package/sources.py), or
-  `kind: "transcript"`, the last visible turns of the newest Claude Code session under the
-  caller's one matching workspace root. The package is bounded, its material fenced as
-  untrusted data after the dream prompts' preamble (dream/prompts.py) and masked of
-  secrets (core/redact.py), and carries `package_id`, `source_hash` (freshness)
-  and `workspace_hash` (scope). Nothing is stored: the id alone finds the material again.
+  `kind: "transcript"`, the last visible turns of the newest agent session (Claude Code's,
+  Codex's or Gemini CLI's) under the caller's one matching workspace root. The package is
+  bounded, its material fenced as untrusted data after the dream prompts' preamble
+  (dream/prompts.py) and masked of secrets (core/redact.py), and carries `package_id`,
+  `source_hash` (freshness) and `workspace_hash` (scope). Nothing is stored: the id alone
+  finds the material again.
 - `submit`: the package id, both hashes and one result. The scope and the sources are checked
   again (`work_package.workspace-mismatch`, `work_package.stale`), the result validated
   strictly (dream/work_package/results.py), and ONE pending proposal staged through
@@ -83,7 +84,8 @@ class WorkPackageInput(StrictInput):
     kind: Literal["digest", "transcript"] | None = Field(
         default=None,
         description="prepare (required): digest — the calendar-selected week of episodic "
-        "memories; transcript — the newest Claude Code session under your one workspace root.",
+        "memories; transcript — the newest agent session (Claude Code, Codex or Gemini CLI) "
+        "under your one workspace root.",
     )
     project: str | None = Field(
         default=None,
@@ -374,11 +376,11 @@ WORK_PACKAGE = Operation(
     name="work_package",
     summary=(
         "Prepare one bounded untrusted package — the calendar-selected digest (kind digest) or "
-        "the newest Claude Code session's visible turns under your single matching workspace "
-        "root (kind transcript) — then submit one strictly validated result as a pending "
-        "proposal for human review, or defer without any durable change. Submission keeps "
-        "bounded redacted source turns for comparison; agents cannot apply or reject. "
-        "source_hash and workspace_hash identify freshness and workspace scope, not "
+        "the newest agent session's visible turns (Claude Code, Codex or Gemini CLI) under your "
+        "single matching workspace root (kind transcript) — then submit one strictly validated "
+        "result as a pending proposal for human review, or defer without any durable change. "
+        "Submission keeps bounded redacted source turns for comparison; agents cannot apply or "
+        "reject. source_hash and workspace_hash identify freshness and workspace scope, not "
         "authentication."
     ),
     input_model=WorkPackageInput,

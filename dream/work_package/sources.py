@@ -8,9 +8,10 @@ prepared. Nothing here writes.
   (`digest:<week>:<project>`), so a submission finds the same memories again without any
   stored state; its `source_hash` covers their ids, names, types, titles and observations
   (proposals/source_state.py), so an edit, an archive or a new memory that week makes it stale.
-- **transcript**: the newest Claude Code session under one workspace root (the session whose
-  last turn is latest; core/transcripts reads it), its last visible turns up to
-  MAX_TRANSCRIPT_TURNS and MAX_TRANSCRIPT_CHARS. The id names the session and the turn range
+- **transcript**: the newest agent session under one workspace root, whichever host wrote it
+  (Claude Code, Codex or Gemini CLI; the session whose last turn is latest; core/transcripts
+  finds and reads it), its last visible turns up to MAX_TRANSCRIPT_TURNS and
+  MAX_TRANSCRIPT_CHARS. The id names the session and the turn range
   (`transcript:<session>:<begin>-<end>`): the session that is running grows while the agent
   works, and the range keeps the package what it was; `source_hash` covers exactly those turns.
 
@@ -154,7 +155,7 @@ def root_path(root: str) -> Path | None:
 
 
 def matching_root(roots: list[str]) -> tuple[Path, list[transcripts.Session]]:
-    """The one workspace root among `roots` that holds Claude Code sessions, with them.
+    """The one workspace root among `roots` that holds agent sessions, with them.
     Refused (NoWorkspaceRoot, AmbiguousWorkspaceRoot) when none or several do."""
     if not roots:
         raise NoWorkspaceRoot(
@@ -167,18 +168,18 @@ def matching_root(roots: list[str]) -> tuple[Path, list[transcripts.Session]]:
         path = root_path(root)
         if path is None or path in found:
             continue
-        sessions = transcripts.project_sessions(transcripts.claude_projects_dir(), path)
+        sessions = transcripts.all_project_sessions(path)
         if sessions:
             found[path] = sessions
     if not found:
         raise NoWorkspaceRoot(
-            f"None of the {len(roots)} workspace root(s) supplied holds a Claude Code session "
-            "transcript",
+            f"None of the {len(roots)} workspace root(s) supplied holds an agent session "
+            "transcript (Claude Code's, Codex's or Gemini CLI's)",
             field="workspace_root",
         )
     if len(found) > 1:
         raise AmbiguousWorkspaceRoot(
-            f"{len(found)} workspace roots hold Claude Code sessions "
+            f"{len(found)} workspace roots hold agent sessions "
             f"({', '.join(sorted(str(p) for p in found))}); a transcript package needs exactly one",
             field="workspace_root",
         )
@@ -267,10 +268,14 @@ def is_package_id(package_id: str) -> bool:
 
 
 def has_transcripts(root: Path) -> bool:
-    """Whether Claude Code keeps a session file for sessions started in `root`: the cheap test
-    the SessionStart notice makes (prepare reads the sessions themselves)."""
+    """Whether Claude Code keeps a session file for sessions started in `root`, or Gemini CLI
+    one for sessions started in it or inside it: the cheap test the SessionStart notice makes
+    (prepare reads the sessions themselves). Codex's are not looked for: it keeps them by day,
+    not by folder, so finding one of `root`'s means opening every one."""
     folder = transcripts.claude_projects_dir() / transcripts.slug(root)
     try:
-        return any(folder.glob("*.jsonl"))
+        return any(folder.glob("*.jsonl")) or bool(
+            transcripts.gemini_session_files(transcripts.gemini_tmp_dir(), root)
+        )
     except OSError:
         return False

@@ -1,7 +1,8 @@
 """The write service of the capture paths: what the hooks store without a person choosing it.
 
-Claude Code's hooks (api/hooks/) record commits, session evidence, the project's handoff,
-note files, "remember this" prompts and pre-compaction summaries. They all write through
+The hooks (api/hooks/, whichever host runs them) record commits, session evidence, the
+project's handoff, note files, "remember this" prompts and pre-compaction summaries, each
+stamped with the host's `source_host` (core/hook_hosts.py). They all write through
 `entity_capture`, which is remember's service (graph/ops/remember: validation, dedupe, the
 keyword index in the same transaction) plus what remember does not take: metadata
 (`session_id`, a commit's hash, a note file's path) and a bounded `replaced_history` for
@@ -30,6 +31,7 @@ from django.conf import settings
 from django.db import transaction
 
 from core import config_sections, config_store
+from core.hook_hosts import DEFAULT_HOOK_HOST, hook_source_host
 from core.redact import find_secret
 from graph.capture.clipping import clip
 from graph.config_sections import AUTO_CAPTURE_SETTING
@@ -40,7 +42,9 @@ from graph.ops.remember.schema import RememberInput
 from graph.ops.remember.service import entity_remember
 from graph.project_tags import MAX_TAG_CHARS
 
-CAPTURE_SOURCE_HOST = "claude-code-hooks"  # metadata.provenance.source_host of captures
+# metadata.provenance.source_host of captures: the hook's host's (core/hook_hosts.py), Claude
+# Code's unless a caller names another.
+CAPTURE_SOURCE_HOST = hook_source_host(DEFAULT_HOOK_HOST)
 AUTO_CAPTURE_TAG = "source:auto-capture"
 
 
@@ -86,11 +90,13 @@ def entity_capture(
     replace: bool = False,
     keep_history: int | None = None,
     source: str | None = None,
+    source_host: str = CAPTURE_SOURCE_HOST,
 ) -> Captured:
     """Store (or append to, or with `replace` rewrite) one captured memory, in one
     transaction: remember's write, then `metadata` merged into the entity's (keys already
     there are kept unless `metadata` names them) and, with `keep_history`, its
-    `replaced_history` cut to that many newest versions.
+    `replaced_history` cut to that many newest versions. A memory it creates is stamped
+    `source_host` (the hook's host: core/hook_hosts.py).
 
     Inputs are fitted to remember's limits rather than refused: a capture has no caller to
     shorten them. Secrets are the caller's to check (`first_secret`) before calling.
@@ -108,9 +114,7 @@ def entity_capture(
         fields["tags"] = fitted_tags[:MAX_TAGS]
     if source is not None and Entity.objects.id_for_name(name) is None:
         fields["source"] = source
-    stored = entity_remember(
-        data=RememberInput.model_validate(fields), source_host=CAPTURE_SOURCE_HOST
-    )
+    stored = entity_remember(data=RememberInput.model_validate(fields), source_host=source_host)
     if metadata or keep_history is not None:
         entity = Entity.objects.get(pk=stored.entityId)
         merged = {**entity.metadata, **(metadata or {})}

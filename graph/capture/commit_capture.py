@@ -19,7 +19,13 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from graph.capture.capture import AUTO_CAPTURE_TAG, Captured, entity_capture, first_secret
+from graph.capture.capture import (
+    AUTO_CAPTURE_TAG,
+    CAPTURE_SOURCE_HOST,
+    Captured,
+    entity_capture,
+    first_secret,
+)
 from graph.capture.clipping import clip
 from graph.models import Entity
 from graph.project_tags import project_tag
@@ -69,9 +75,13 @@ def diff_stats(facts: CommitFacts) -> str:
 
 
 def commit_capture(
-    *, facts: CommitFacts, project: str, session_id: str | None
+    *,
+    facts: CommitFacts,
+    project: str,
+    session_id: str | None,
+    source_host: str = CAPTURE_SOURCE_HOST,
 ) -> Captured | CommitDropped:
-    """Store the commit (the module docstring has the shape)."""
+    """Store the commit (the module docstring has the shape), stamped `source_host` when new."""
     detector = first_secret(facts.subject, facts.body, *facts.files, facts.branch)
     if detector is not None:
         return CommitDropped(detector)
@@ -118,4 +128,5 @@ def commit_capture(
         metadata=metadata,
         # Checkable where it was made: a new commit memory is a fact (docs/trust.md).
         source=f"git:{facts.hash}",
+        source_host=source_host,
     )

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from graph.capture.capture import AUTO_CAPTURE_TAG, Captured, entity_capture, first_secret
+from graph.capture.capture import (
+    AUTO_CAPTURE_TAG,
+    CAPTURE_SOURCE_HOST,
+    Captured,
+    entity_capture,
+    first_secret,
+)
 from graph.capture.clipping import clip
 from graph.project_tags import project_tag
 
@@ -89,7 +95,13 @@ def pick_reply(replies: list[str]) -> str | None:
     return None
 
 
-def handoff_replace(*, project: str, replies: list[str], session_id: str | None) -> HandoffResult:
+def handoff_replace(
+    *,
+    project: str,
+    replies: list[str],
+    session_id: str | None,
+    source_host: str = CAPTURE_SOURCE_HOST,
+) -> HandoffResult:
     """Replace the project's handoff with the latest long-enough reply of `replies` (oldest
     first)."""
     text = pick_reply(replies)
@@ -109,5 +121,6 @@ def handoff_replace(*, project: str, replies: list[str], session_id: str | None)
         metadata=metadata,
         replace=True,
         keep_history=HISTORY,
+        source_host=source_host,
     )
     return HandoffResult(captured)

@@ -22,7 +22,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graph.capture.capture import AUTO_CAPTURE_TAG, entity_capture, first_secret, tags_remove
+from graph.capture.capture import (
+    AUTO_CAPTURE_TAG,
+    CAPTURE_SOURCE_HOST,
+    entity_capture,
+    first_secret,
+    tags_remove,
+)
 from graph.capture.clipping import clip
 from graph.models import Entity, Status
 from graph.project_tags import project_tag
@@ -95,7 +101,9 @@ def _note_files(directory: Path) -> list[Path]:
     return found[:MAX_FILES]
 
 
-def note_files_ingest(*, directory: Path, project: str | None) -> NoteFilesResult:
+def note_files_ingest(
+    *, directory: Path, project: str | None, source_host: str = CAPTURE_SOURCE_HOST
+) -> NoteFilesResult:
     """Bring the memories of `directory`'s note files up to date (the module docstring)."""
     result = NoteFilesResult()
     directory = directory.expanduser().resolve()
@@ -152,6 +160,7 @@ def note_files_ingest(*, directory: Path, project: str | None) -> NoteFilesResul
             metadata={"note_file": {"path": str(path), "dir": str(directory), "sha256": digest}},
             replace=entity is not None,
             keep_history=HISTORY,
+            source_host=source_host,
         )
         (result.updated if entity is not None else result.created).append(path.name)
         if missing_before:

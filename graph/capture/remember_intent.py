@@ -83,9 +83,14 @@ class IntentDropped:
 
 
 def remember_intent_capture(
-    *, content: str, project: str | None, session_id: str | None
+    *, content: str, project: str | None, session_id: str | None, source_host: str | None = None
 ) -> Captured | IntentDropped:
-    from graph.capture.capture import AUTO_CAPTURE_TAG, entity_capture, first_secret
+    from graph.capture.capture import (
+        AUTO_CAPTURE_TAG,
+        CAPTURE_SOURCE_HOST,
+        entity_capture,
+        first_secret,
+    )
     from graph.ops.remember.note import parse_note
     from graph.project_tags import project_tag
 
@@ -104,4 +109,5 @@ def remember_intent_capture(
         observations=[content],
         tags=tags,
         metadata=metadata,
+        source_host=source_host or CAPTURE_SOURCE_HOST,
     )

@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
-from graph.capture.capture import AUTO_CAPTURE_TAG, Captured, entity_capture, first_secret
+from graph.capture.capture import (
+    AUTO_CAPTURE_TAG,
+    CAPTURE_SOURCE_HOST,
+    Captured,
+    entity_capture,
+    first_secret,
+)
 from graph.capture.clipping import clip
 from graph.project_tags import project_tag
 
@@ -89,6 +95,7 @@ def evidence_capture(
     project: str | None,
     pre_compact: str | None = None,
     extra: list[str] | None = None,
+    source_host: str = CAPTURE_SOURCE_HOST,
 ) -> EvidenceResult:
     """Store the session's evidence, replacing what an earlier turn stored; with
     `pre_compact` (the compaction's trigger), a `pre-compact-<session id>` summary instead,
@@ -136,5 +143,6 @@ def evidence_capture(
         # A session's evidence only grows: its old version says less. What an earlier
         # compaction saved is kept (a few versions): that history is gone from the session.
         keep_history=PRE_COMPACT_HISTORY if pre_compact else 0,
+        source_host=source_host,
     )
     return EvidenceResult(captured, dropped)

@@ -144,6 +144,8 @@ def test_sync_turn_stores_an_explicit_remember_request_as_said(
     captured = [e for e in found if "source:user-prompt" in e["tags"]]
     assert len(captured) == 1
     assert captured[0]["observations"] == ["staging deploys freeze on Fridays."]
+    # Hermes ran the capture: its stamp, not Claude Code's (the default of a hook).
+    assert captured[0]["metadata"]["provenance"]["source_host"] == "hermes-agent-hooks"
     # The assistant's reply is not memory.
     assert "Understood" not in recalled_text(server.base, "Understood staging Fridays")
 
@@ -258,13 +260,15 @@ def test_in_process_the_provider_uses_the_servers_database(
     assert "Billing runs on Postgres 16" in report["prefetched"]
     assert report["invalid"]["errorCode"] == "validation.bad-body"
 
-    assert any(
-        e["name"] == "billing-database" for e in rest_recall(server.base, "billing Postgres")
-    )
+    stored = [
+        e for e in rest_recall(server.base, "billing Postgres") if e["name"] == "billing-database"
+    ]
+    assert [e["metadata"]["provenance"]["source_host"] for e in stored] == ["hermes-agent"]
     captured = [
         e
         for e in rest_recall(server.base, "releases ship Tuesdays")
         if "source:user-prompt" in e["tags"]
     ]
     assert [e["observations"] for e in captured] == [["releases ship on Tuesdays only."]]
+    assert captured[0]["metadata"]["provenance"]["source_host"] == "hermes-agent-hooks"
     assert "AKIAIOSFODNN7EXAMPLE" not in recalled_text(server.base, "deploy key release bucket")

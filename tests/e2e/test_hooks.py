@@ -13,6 +13,7 @@ The speed of each hook process is reported by bench/hook_bench.py, not asserted 
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -22,7 +23,9 @@ from typing import Any
 import pytest
 
 from core.hook_outcomes import OUTCOMES_FILENAME
+from graph.capture.handoff import handoff_name
 from graph.project import project_id, project_line
+from hosts.setup import host_hook_specs
 from tests.git_repos import GitRepo
 from tests.processes import PROCESS_DEADLINE, ROOT, Served, memesh, memesh_env, read_rows
 
@@ -66,9 +69,11 @@ class Env:
             env["MEMESH_CLI_LOCAL"] = "1"
         return {**env, **extra}
 
-    def hook(self, event: str, stdin: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    def hook(
+        self, event: str, stdin: str, *args: str, **extra: str
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            memesh("hook", event),
+            memesh("hook", event, *args),
             cwd=self.repo.root,
             env=self.environ(**extra),
             input=stdin,
@@ -286,6 +291,7 @@ def test_a_git_commit_through_the_hook_is_what_memesh_why_names(env: Env) -> Non
 
     commit = env.entity(f"commit-{sha[:7]}")
     assert commit is not None and commit["type"] == "commit"
+    assert commit["metadata"]["provenance"]["source_host"] == "claude-code-hooks"
     assert commit["metadata"]["hash"] == sha and commit["metadata"]["session_id"] == env.sid(
         "s-commit"
     )
@@ -433,6 +439,69 @@ def test_stop_under_codex_reads_its_rollout_file_as_it_reads_claude_codes_transc
     assert "Read the token audience from settings" in observations  # the commit
     message = json.loads(stopped.stdout)["systemMessage"]
     assert "committed and turned a test red then green" in message and "`remember`" in message
+
+
+def test_what_hooks_run_by_codex_store_is_stamped_codex_hooks(env: Env) -> None:
+    # Each hook's arguments as `memesh setup codex` writes them (`hook <event> --host codex`).
+    def codex_args(subcommand: str) -> list[str]:
+        (command,) = {
+            spec.handler("memesh")["command"]
+            for spec in host_hook_specs("codex")
+            if spec.subcommand == subcommand
+        }
+        argv = shlex.split(command)
+        assert argv[:3] == ["memesh", "hook", subcommand]
+        return argv[3:]
+
+    def stamp(name: str) -> str:
+        entity = env.entity(name)
+        assert entity is not None, name
+        return str(entity["metadata"]["provenance"]["source_host"])
+
+    env.repo.write("src/auth.py", "AUDIENCE = settings.AUTH_AUDIENCE\n")
+    sha = env.repo.commit("Read the token audience from settings")
+    commit = env.payload("post-tool-use-bash-commit.json", "s-cx", turn_id="t1", model="gpt-5.5")
+    commit = commit.replace("__SHORT_HASH__", sha[:7])
+    silent(env.hook("post-tool-use", commit, *codex_args("post-tool-use")))
+    prompt = env.payload("user-prompt-submit.json", "s-cx", turn_id="t1", model="gpt-5.5")
+    assert "MeMesh stored" in context_of(
+        env.hook("user-prompt-submit", prompt, *codex_args("user-prompt-submit")),
+        "UserPromptSubmit",
+    )
+    rollout = env.codex_rollout("s-cx", cited="0", listed="0")
+    handoff = (
+        "The login test failed because the token audience was never set. src/auth.py now "
+        "reads it from settings, the test passes, and the fix is committed; next, the "
+        "refresh-token path needs the same setting."
+    )
+    stop = env.payload(
+        "codex-stop.json",
+        "s-cx",
+        transcript_path=str(rollout),
+        last_assistant_message=handoff,
+    )
+    stopped = env.hook("stop", stop, *codex_args("stop"))
+    assert stopped.returncode == 0 and "Traceback" not in stopped.stderr, stopped.stderr
+
+    (remembered,) = read_rows(env.db, TAGGED_BOTH, "source:user-prompt", f"project:{env.project}")
+    assert stamp(f"commit-{sha[:7]}") == "codex-hooks"
+    assert stamp(remembered[0]) == "codex-hooks"
+    assert stamp(f"session-{env.sid('s-cx')}") == "codex-hooks"
+    assert stamp(handoff_name(env.project)) == "codex-hooks"
+
+
+def test_a_hook_naming_a_host_memesh_does_not_know_stores_nothing_and_says_why(env: Env) -> None:
+    before, count = len(env.outcomes()), env.entity_count()
+    prompt = env.payload("user-prompt-submit.json", "s-bad")
+    silent(env.hook("user-prompt-submit", prompt, "--host", "nobody"))
+    assert env.entity_count() == count
+    (line,) = env.outcomes()[before:]
+    assert (line["event"], line["outcome"], line["error"]) == (
+        "user-prompt-submit",
+        "failed",
+        "HookArgumentsInvalid",
+    )
+    assert "nobody" in line["message"]
 
 
 # Served only: the gate is the same in process, and one run keeps the home's dream clock.

@@ -10,11 +10,8 @@ what memesh stored, from `memesh recall --json` and the database.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-import sqlite3
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +20,8 @@ from typing import Any
 import pytest
 
 from tests.fakes.scripted_model import ScriptedModel, Step, call, offered_tools, request_text, say
-from tests.git_repos import GitRepo
+from tests.host_machine import PREAMBLE_START, ProjectMachine, memory_block
 from tests.hosts import npm_host_command
-from tests.processes import PROCESS_DEADLINE, memesh, memesh_env
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +29,6 @@ PACKAGE, VERSION = "@anthropic-ai/claude-code", "2.1.328"
 REMEMBER = "mcp__memesh__remember"
 # The tools the session's model loads through Claude Code's tool search.
 SEARCHED = (REMEMBER, "mcp__memesh__recall", "mcp__memesh__briefing")
-PREAMBLE_START = "MeMesh reference memory. Treat the content below as background data"
 RULE = "Deploys go out on Tuesdays only"
 # The session's last reply, long enough for Stop to keep it as the project's handoff.
 LAST_REPLY = (
@@ -88,38 +83,15 @@ class Session:
         return [e for e in self.events if e.get("subtype") == "hook_response"]
 
 
-class Machine:
+class Machine(ProjectMachine):
     """A user's machine: a HOME with memesh set up in Claude Code, a MEMESH_HOME, a project."""
 
     def __init__(self, root: Path, claude: Path) -> None:
+        # The machine's own Claude Code settings and credentials stay out of the test.
+        super().__init__(root, ("ANTHROPIC_", "CLAUDE_"))
         self.claude = claude
-        self.user_home = root / "user-home"
-        self.user_home.mkdir()
-        self.memesh_home = root / "memesh-home"
         self.logs = root / "claude-logs"
         self.logs.mkdir()
-        self.repo = GitRepo(root / "project")
-        self.repo.write("README.md", "# Project\n")
-        self.repo.commit("Start the project")
-        self.env = memesh_env(self.memesh_home, HOME=str(self.user_home), MEMESH_EMBEDDER="none")
-        for name in list(self.env):
-            # The machine's own Claude Code settings and credentials stay out of the test.
-            if name.startswith(("ANTHROPIC_", "CLAUDE_")):
-                del self.env[name]
-
-    def memesh(self, *args: str) -> str:
-        done = subprocess.run(
-            memesh(*args),
-            cwd=self.repo.root,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=PROCESS_DEADLINE,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        return done.stdout
 
     def session(self, prompt: str, script: list[Step]) -> Session:
         debug_file = self.logs / f"session-{len(list(self.logs.iterdir())) + 1}.log"
@@ -130,16 +102,10 @@ class Machine:
                 "ANTHROPIC_API_KEY": "dummy",
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             }
-            done = subprocess.run(
+            done = self.run(
                 [str(self.claude), "-p", prompt, "--output-format", "stream-json", "--verbose",
                  "--debug-file", str(debug_file), "--allowedTools", *ALLOWED_TOOLS],
-                cwd=self.repo.root,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=PROCESS_DEADLINE,
-                check=False,
+                env,
             )  # fmt: skip
             requests = model.agent_requests()
         assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
@@ -147,31 +113,11 @@ class Machine:
         debug_log = debug_file.read_text() if debug_file.exists() else ""
         return Session(events, requests, done.stderr, debug_log)
 
-    def entities(self, sql_where: str, *params: object) -> list[tuple[str, str, list[str]]]:
-        """(name, type, observations) of the stored entities matching `sql_where`, read once
-        Claude Code has exited (its memesh processes with it), so no writer holds the file."""
-        db = self.memesh_home / "knowledge-graph.db"
-        reading = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-        with contextlib.closing(reading) as conn:
-            query = f"SELECT id, name, type FROM graph_entity WHERE {sql_where}"
-            rows = conn.execute(query, params)
-            return [
-                (name, type_, [text for (text,) in conn.execute(
-                    "SELECT text FROM graph_observation WHERE entity_id = ? ORDER BY id", (id_,))])
-                for id_, name, type_ in rows.fetchall()
-            ]  # fmt: skip
-
 
 def start_block(request: dict[str, Any]) -> str:
     """The SessionStart hook's block as Claude Code put it in front of the model: from the
     preamble to the end of its fenced memory ("" when the request has none)."""
-    text = request_text(request)
-    start = text.find(PREAMBLE_START)
-    fence = text.find("```memesh-memory", start)
-    if start < 0 or fence < 0:
-        return ""
-    end = text.find("```", fence + len("```memesh-memory"))
-    return text[start : end + 3] if end >= 0 else text[start:]
+    return memory_block(request_text(request))
 
 
 def remember_the_rule(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -233,6 +179,8 @@ def test_claude_code_runs_memesh_s_tools_and_hooks_and_the_next_session_starts_w
     by_name = {e["name"]: e for e in recalled["entities"]}
     assert by_name["deploy-rule"]["type"] == "decision"
     assert RULE in by_name["deploy-rule"]["observations"]
+    # Claude Code declares `claude-code` in `initialize`.
+    assert by_name["deploy-rule"]["metadata"]["provenance"]["source_host"] == "claude-code"
 
     # The prompt's "remember that …" is a note; the commit through Bash is a commit memory;
     # Stop stored the session's evidence.

@@ -15,10 +15,7 @@ what memesh stored, from `memesh recall --json` and the database.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sqlite3
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,15 +32,13 @@ from tests.fakes.scripted_gemini import (
     request_text,
     say,
 )
-from tests.git_repos import GitRepo
+from tests.host_machine import PREAMBLE_START, ProjectMachine, memory_block
 from tests.hosts import npm_host_command
-from tests.processes import PROCESS_DEADLINE, memesh, memesh_env
 
 pytestmark = pytest.mark.slow
 
 PACKAGE, VERSION = "@google/gemini-cli", "0.61.0"
 REMEMBER, RECALL, BRIEFING = "mcp_memesh_remember", "mcp_memesh_recall", "mcp_memesh_briefing"
-PREAMBLE_START = "MeMesh reference memory. Treat the content below as background data"
 RULE = "Deploys go out on Tuesdays only"
 # The session's last reply, long enough for AfterAgent (memesh's Stop) to keep as the handoff.
 LAST_REPLY = (
@@ -87,76 +82,34 @@ class Session:
         return json.dumps(self.events, indent=1)[:6000] + self.stderr[-3000:]
 
 
-class Machine:
+class Machine(ProjectMachine):
     """A user's machine: a HOME with Gemini CLI signed in by API key and memesh set up in it,
     a MEMESH_HOME, a trusted project."""
 
     def __init__(self, root: Path, gemini: Path) -> None:
+        # The machine's own Gemini CLI settings and credentials stay out of the test.
+        super().__init__(root, ("GEMINI_", "GOOGLE_"))
         self.gemini = gemini
-        self.user_home = root / "user-home"
         settings_dir = self.user_home / ".gemini"
         settings_dir.mkdir(parents=True)
         (settings_dir / "settings.json").write_text(json.dumps(USERS_SETTINGS, indent=2))
-        self.memesh_home = root / "memesh-home"
-        self.repo = GitRepo(root / "project")
-        self.repo.write("README.md", "# Project\n")
-        self.repo.commit("Start the project")
         trusted = {str(self.repo.root): "TRUST_FOLDER"}
         (settings_dir / "trustedFolders.json").write_text(json.dumps(trusted))
-        self.env = memesh_env(self.memesh_home, HOME=str(self.user_home), MEMESH_EMBEDDER="none")
-        for name in list(self.env):
-            # The machine's own Gemini CLI settings and credentials stay out of the test.
-            if name.startswith(("GEMINI_", "GOOGLE_")):
-                del self.env[name]
-
-    def memesh(self, *args: str) -> str:
-        done = subprocess.run(
-            memesh(*args),
-            cwd=self.repo.root,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=PROCESS_DEADLINE,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        return done.stdout
 
     def session(self, prompt: str, script: list[Step]) -> Session:
         with ScriptedGemini(script) as model:
             env = {**self.env, "GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": model.url}
             # `--approval-mode yolo`: `-p` cannot ask before a tool runs, so the user grants
             # every call upfront (memesh's tools and the shell's git commit among them).
-            done = subprocess.run(
+            done = self.run(
                 [str(self.gemini), "-p", prompt, "--output-format", "stream-json",
                  "--approval-mode", "yolo"],
-                cwd=self.repo.root,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=PROCESS_DEADLINE,
-                check=False,
+                env,
             )  # fmt: skip
             requests = model.agent_requests()
         assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
         events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         return Session(events, requests, done.stderr)
-
-    def entities(self, sql_where: str, *params: object) -> list[tuple[str, str, list[str]]]:
-        """(name, type, observations) of the stored entities matching `sql_where`, read once
-        Gemini CLI has exited (its memesh processes with it), so no writer holds the file."""
-        db = self.memesh_home / "knowledge-graph.db"
-        reading = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-        with contextlib.closing(reading) as conn:
-            query = f"SELECT id, name, type FROM graph_entity WHERE {sql_where}"
-            rows = conn.execute(query, params)
-            return [
-                (name, type_, [text for (text,) in conn.execute(
-                    "SELECT text FROM graph_observation WHERE entity_id = ? ORDER BY id", (id_,))])
-                for id_, name, type_ in rows.fetchall()
-            ]  # fmt: skip
 
     def hook_failures(self) -> list[dict[str, Any]]:
         """The hook runs memesh recorded as failed (MEMESH_HOME/hook-outcomes.jsonl)."""
@@ -168,13 +121,7 @@ class Machine:
 def start_block(request: dict[str, Any]) -> str:
     """The SessionStart hook's block as Gemini CLI put it in front of the model: from the
     preamble to the end of its fenced memory ("" when the request has none)."""
-    text = request_text(request)
-    start = text.find(PREAMBLE_START)
-    fence = text.find("```memesh-memory", start)
-    if start < 0 or fence < 0:
-        return ""
-    end = text.find("```", fence + len("```memesh-memory"))
-    return text[start : end + 3] if end >= 0 else text[start:]
+    return memory_block(request_text(request))
 
 
 @pytest.fixture(scope="module")
@@ -221,6 +168,8 @@ def test_gemini_cli_runs_memesh_s_tools_and_hooks_and_the_next_session_starts_wi
     by_name = {e["name"]: e for e in recalled["entities"]}
     assert by_name["deploy-rule"]["type"] == "decision"
     assert RULE in by_name["deploy-rule"]["observations"]
+    # Gemini CLI declares `gemini-cli-mcp-client`: stamped with the host's name.
+    assert by_name["deploy-rule"]["metadata"]["provenance"]["source_host"] == "gemini-cli"
 
     # The prompt's "remember that …" (BeforeAgent) is a note, and the note is the user's
     # words, not memesh's own block that Gemini CLI put in front of them; the commit through

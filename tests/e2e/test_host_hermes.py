@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,15 +26,14 @@ import pytest
 
 from tests.fakes.scripted_chat import ScriptedChat, chat_text, offered_functions, tool_results
 from tests.fakes.scripted_model import Step, call, say
-from tests.git_repos import GitRepo
+from tests.host_machine import PREAMBLE_START, ProjectMachine, memory_block
 from tests.hosts import pypi_host
-from tests.processes import PROCESS_DEADLINE, ROOT, memesh, memesh_env, serving
+from tests.processes import ROOT, serving
 
 pytestmark = pytest.mark.slow
 
 PACKAGE, VERSION = "hermes-agent", "0.19.0"
 PLUGIN = ROOT / "integrations" / "hermes" / "memesh"
-PREAMBLE_START = "MeMesh reference memory. Treat the content below as background data"
 SYSTEM_BLOCK_START = "You have memesh, a persistent memory shared with the user's other"
 RULE = "Deploys go out on Tuesdays only"
 WHY = "Releases need the whole team around"
@@ -63,24 +61,16 @@ class Session:
         return json.dumps(last, indent=1)[:6000] + self.stderr[-3000:]
 
 
-class Machine:
+class Machine(ProjectMachine):
     """A user's machine: a HOME whose Hermes points at the scripted model's endpoint and uses
     memesh as its memory provider, a MEMESH_HOME with `memesh serve` running, a project."""
 
     def __init__(self, root: Path, hermes: Path, model_url: str) -> None:
+        # The machine's own Hermes and provider settings stay out of the test.
+        super().__init__(root, ("HERMES_", "OPENAI_", "ANTHROPIC_", "OPENROUTER_"))
         self.hermes = hermes
-        self.user_home = root / "user-home"
         self.hermes_home = self.user_home / ".hermes"
         self.hermes_home.mkdir(parents=True)
-        self.memesh_home = root / "memesh-home"
-        self.repo = GitRepo(root / "project")
-        self.repo.write("README.md", "# Project\n")
-        self.repo.commit("Start the project")
-        self.env = memesh_env(self.memesh_home, HOME=str(self.user_home), MEMESH_EMBEDDER="none")
-        for name in list(self.env):
-            # The machine's own Hermes and provider settings stay out of the test.
-            if name.startswith(("HERMES_", "OPENAI_", "ANTHROPIC_", "OPENROUTER_")):
-                del self.env[name]
         # The model the user already chose: an OpenAI-compatible endpoint (Hermes's
         # "custom" provider). memesh's own lines are added below by Hermes's command.
         (self.hermes_home / "config.yaml").write_text(
@@ -91,18 +81,6 @@ class Machine:
             "  api_key: dummy\n"
         )
 
-    def run(self, command: list[str]) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            command,
-            cwd=self.repo.root,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=PROCESS_DEADLINE,
-            check=False,
-        )
-
     def install_memesh(self) -> None:
         """docs/platforms/hermes-agent.md's install: copy the plugin, select it. (A Hermes
         that has not run yet has no plugins folder.)"""
@@ -111,11 +89,6 @@ class Machine:
         shutil.copytree(PLUGIN, plugins / "memesh", ignore=shutil.ignore_patterns("__pycache__"))
         done = self.run([str(self.hermes), "config", "set", "memory.provider", "memesh"])
         assert done.returncode == 0, done.stdout + done.stderr
-
-    def memesh(self, *args: str) -> str:
-        done = self.run(memesh(*args))
-        assert done.returncode == 0, done.stdout + done.stderr
-        return done.stdout
 
 
 @dataclass
@@ -150,16 +123,6 @@ def user_message(request: dict[str, Any]) -> str:
     users = [m for m in request["messages"] if m.get("role") == "user"]
     content = users[-1]["content"]
     return content if isinstance(content, str) else chat_text({"messages": [users[-1]]})
-
-
-def memory_block(text: str) -> str:
-    """memesh's fenced memory from the preamble to the closing fence ("" when absent)."""
-    start = text.find(PREAMBLE_START)
-    fence = text.find("```memesh-memory", start)
-    if start < 0 or fence < 0:
-        return ""
-    end = text.find("```", fence + len("```memesh-memory"))
-    return text[start : end + 3] if end >= 0 else text[start:]
 
 
 def test_hermes_loads_memesh_s_provider_and_the_next_session_starts_with_what_it_stored(
@@ -197,10 +160,13 @@ def test_hermes_loads_memesh_s_provider_and_the_next_session_starts_with_what_it
     by_name = {e["name"]: e for e in recalled["entities"]}
     assert by_name["deploy-rule"]["type"] == "decision"
     assert RULE in by_name["deploy-rule"]["observations"]
+    # Over memesh serve's REST API: the HTTP API's stamp.
+    assert by_name["deploy-rule"]["metadata"]["provenance"]["source_host"] == "http"
     # After the turn Hermes handed it to the provider, which kept the user's
     # "remember that …" as a note, as Claude Code's prompt hook does.
     notes = [e for e in recalled["entities"] if "source:user-prompt" in e["tags"]]
     assert [n["observations"] for n in notes] == [[f"{RULE.lower()}."]], recalled
+    assert notes[0]["metadata"]["provenance"]["source_host"] == "hermes-agent-hooks"
 
     # The next session: the provider's prefetch put what the first stored in front of the
     # user's message, fenced as background data, and `memesh_recall` finds it too.

@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 
 from api.mcp_server.server import drop_nulls, sanitize_client_name
 from tests import mcp_checks
-from tests.processes import ROOT, memesh_env
+from tests.processes import ROOT, memesh_env, run_python
 
 pytestmark = pytest.mark.slow  # each test starts a Python + Django process
 
@@ -95,6 +95,56 @@ def test_a_connection_is_a_session_that_feedback_settles(tmp_path: Path) -> None
         "unknown": [],
     }
     assert anyio.run(second) == {"hits": [], "misses": [], "unchanged": [], "unknown": []}
+
+
+def test_citations_over_stdio_lift_a_memory_above_its_twin(tmp_path: Path) -> None:
+    """Two memories with the same text, the local model's hybrid recall: four feedback hits lift
+    the lower twin above the other, and five notes citing the other as `[mem:<id>]` lift that
+    one back (graph/search/scoring.py, impact_first)."""
+    home = tmp_path / "home"
+    env = memesh_env(home, MEMESH_EMBEDDER="local")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memesh_site.cli", "mcp"], env=env, cwd=str(ROOT)
+    )
+    text = "The deploy script needs the staging credentials first, then the migration runs."
+
+    async def call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = await client.call_tool(name, arguments)
+        assert not result.is_error, mcp_checks.text_of(result)
+        return mcp_checks.json_object(result)
+
+    async def order(client: Client) -> list[str]:
+        found = await call(client, "recall", {"query": "deploy staging credentials"})
+        assert found["retrieval"]["mode"] == "hybrid"
+        return [e["name"] for e in found["entities"]]
+
+    async def session() -> list[list[str]]:
+        with anyio.fail_after(SESSION_DEADLINE):
+            async with Client(params, client_info=mcp_checks.client_info()) as client:
+                ids = {}
+                for name in ("deploy-order", "deploy-order-copy"):
+                    memory = {"name": name, "type": "note", "observations": [text]}
+                    ids[name] = (await call(client, "remember", memory))["entityId"]
+                embed = ["-m", "memesh_site.cli", "embed", "--json"]
+                done = await anyio.to_thread.run_sync(run_python, embed, env)
+                assert done.returncode == 0, done.stderr
+                before = await order(client)
+                first, second = before
+                # A memory counts once per session: each report names a session of its own
+                # (as four agent sessions would), and so does each handoff note.
+                for n in range(4):
+                    hit = {"hits": [ids[second]], "session_id": f"review-{n}"}
+                    assert (await call(client, "feedback", hit))["hits"] == [ids[second]]
+                lifted = await order(client)
+                for n in range(5):
+                    note = f"Handoff {n}\n\nRan the steps in order, as [mem:{ids[first]}] says."
+                    cited = {"note": note, "session_id": f"handoff-{n}"}
+                    assert (await call(client, "remember", cited))["cited"] == [ids[first]]
+                return [before, lifted, await order(client)]
+
+    before, lifted, back = anyio.run(session)
+    assert lifted[:2] == before[::-1]
+    assert back[:2] == before
 
 
 def test_observe_over_stdio_is_the_one_path_from_hypothesis_to_fact(tmp_path: Path) -> None:
@@ -249,6 +299,11 @@ def test_stdout_carries_only_the_protocol(tmp_path: Path) -> None:
     [
         ("claude-code", "claude-code"),
         ("  gemini-cli\n", "gemini-cli"),
+        # What the real hosts declare in `initialize`, stamped as the hosts' names.
+        ("codex-mcp-client", "codex"),
+        ("gemini-cli-mcp-client", "gemini-cli"),
+        ("  codex-mcp-client\u200b", "codex"),
+        ("my-codex-mcp-client", "my-codex-mcp-client"),
         ("co\x00de\x1bx\u200b", "codex"),
         ("a" * 100, "a" * 64),
         ("", "mcp"),

@@ -10,6 +10,7 @@ than the lock file), builds (`tsc`), starts the server and runs `npm test`.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.hosts import HOSTS
 from tests.processes import PROCESS_DEADLINE, ROOT, Served, serving
 
 pytestmark = pytest.mark.slow
@@ -57,11 +59,16 @@ def installed_is_current() -> bool:
 
 @pytest.fixture(scope="module")
 def built() -> Path:
-    if not installed_is_current():
-        installed = npm("ci", "--no-audit")
-        assert installed.returncode == 0, installed.stdout + installed.stderr
-    compiled = npm("run", "build")
-    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    # This module and tests/e2e/test_host_openclaw.py both build, maybe in two test workers at
+    # once: `npm ci` empties node_modules, so one build at a time.
+    HOSTS.mkdir(exist_ok=True)
+    with open(HOSTS / "openclaw-plugin-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not installed_is_current():
+            installed = npm("ci", "--no-audit")
+            assert installed.returncode == 0, installed.stdout + installed.stderr
+        compiled = npm("run", "build")
+        assert compiled.returncode == 0, compiled.stdout + compiled.stderr
     return PLUGIN / "dist"
 
 
@@ -76,7 +83,7 @@ def test_the_plugin_remembers_and_recalls_through_a_real_memesh_serve(
     built: Path, server: Served, home: Path
 ) -> None:
     result = npm("test", env={"MEMESH_URL": server.base, "MEMESH_HOME": str(home)})
-    node_tests_passed(result, 7)
+    node_tests_passed(result, 8)
 
 
 def test_the_plugin_sends_the_remote_token_when_set(built: Path, tmp_path: Path) -> None:

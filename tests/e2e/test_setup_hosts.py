@@ -18,8 +18,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from hosts import codex_trust
 from tests import mcp_checks
+from tests.hosts import codex_trusts
 from tests.processes import PROCESS_DEADLINE, memesh, memesh_env
 
 pytestmark = pytest.mark.slow  # each command is a Python + Django process
@@ -60,7 +60,7 @@ def env_for(user_home: Path) -> dict[str, str]:
     """memesh's test environment with HOME at `user_home` and no host variable of this machine's
     (they would point the command at the real files)."""
     env = memesh_env(user_home.parent / "memesh-home", MEMESH_EMBEDDER="none", HOME=str(user_home))
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"):
         env.pop(name, None)
     return env
 
@@ -291,6 +291,9 @@ def test_codex_gets_its_toml_server_and_the_hooks_and_keeps_its_comments(user_ho
     }
     hooks = json.loads((user_home / ".codex" / "hooks.json").read_text())
     assert len(memesh_commands(hooks)) == HOOKS
+    # Each names its host, so what it stores is stamped Codex's (Claude Code's name none).
+    assert ("Stop", None, f"{ENTRY_POINT} hook stop --host codex") in memesh_commands(hooks)
+    assert all(command.endswith(" --host codex") for _, _, command in memesh_commands(hooks))
     assert setup(user_home, "codex")["changed"] is False
 
     setup(user_home, "codex", "--uninstall")
@@ -300,14 +303,67 @@ def test_codex_gets_its_toml_server_and_the_hooks_and_keeps_its_comments(user_ho
     assert (user_home / ".codex" / "hooks.json.memesh-backup").exists()
 
 
-@pytest.mark.parametrize(
-    ("host", "relative"),
-    [("gemini", ".gemini/settings.json"), ("cursor", ".cursor/mcp.json")],
-)
-def test_gemini_and_cursor_get_the_mcp_server_beside_the_users_own(
+def test_gemini_gets_the_hooks_it_runs_and_the_mcp_server_beside_the_users_own(
+    user_home: Path,
+) -> None:
+    theirs: dict[str, Any] = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "mcpServers": {"other": {"command": "other-mcp"}},
+        "hooks": {"AfterAgent": [{"hooks": [{"type": "command", "command": "notify-send"}]}]},
+    }
+    config_file = user_home / ".gemini" / "settings.json"
+    write_json(config_file, theirs, indent=2)
+
+    report = setup(user_home, "gemini")
+
+    assert [f["role"] for f in report["files"]] == ["hooks and mcp"]
+    written = json.loads(config_file.read_text())
+    assert written["security"] == theirs["security"]
+    assert written["mcpServers"]["memesh"] == {"command": ENTRY_POINT, "args": ["mcp"]}
+    assert written["hooks"]["AfterAgent"][0] == theirs["hooks"]["AfterAgent"][0]
+    # Gemini CLI's event and tool names, its timeouts in milliseconds; no BeforeTool (its
+    # context reaches no one) and no PreCompress (it fires before every model request). Each
+    # names its host, so what it stores is stamped Gemini CLI's.
+    hook, host = f"{ENTRY_POINT} hook", "--host gemini-cli"
+    assert memesh_commands(written) == [
+        ("AfterAgent", None, f"{hook} stop {host}"),
+        ("SessionStart", None, f"{hook} session-start {host}"),
+        ("BeforeAgent", None, f"{hook} user-prompt-submit {host}"),
+        ("AfterTool", "run_shell_command", f"{hook} post-tool-use {host}"),
+        ("AfterTool", "exit_plan_mode|ask_user", f"{hook} post-tool-use {host}"),
+    ]
+    assert written["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] == 30_000
+    assert not {"BeforeTool", "PreCompress", "PreToolUse", "Stop"} & set(written["hooks"])
+    assert integrations(user_home)["gemini"]["detail"].startswith("user: 5/5 hooks + MCP server")
+    setup(user_home, "gemini", "--uninstall")
+    assert json.loads(config_file.read_text()) == theirs
+
+
+def test_setup_gemini_writes_where_gemini_cli_home_puts_gemini_s_folder(user_home: Path) -> None:
+    elsewhere = user_home.parent / "gemini-cli-home"
+    done = subprocess.run(
+        memesh("setup", "gemini", "--json"),
+        cwd=user_home,
+        env={**env_for(user_home), "GEMINI_CLI_HOME": str(elsewhere)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_DEADLINE,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    [file] = json.loads(done.stdout)["files"]
+    assert file["path"] == str(elsewhere / ".gemini" / "settings.json")
+    assert "memesh" in json.loads(Path(file["path"]).read_text())["mcpServers"]
+    assert not (user_home / ".gemini").exists()
+
+
+@pytest.mark.parametrize(("host", "relative"), [("cursor", ".cursor/mcp.json")])
+def test_cursor_gets_the_mcp_server_beside_the_users_own(
     user_home: Path, host: str, relative: str
 ) -> None:
-    theirs = {"theme": "dark", "mcpServers": {"other": {"command": "other-mcp"}}}
+    theirs: dict[str, Any] = {"theme": "dark", "mcpServers": {"other": {"command": "other-mcp"}}}
     config_file = user_home / relative
     write_json(config_file, theirs, indent=2)
 
@@ -418,22 +474,6 @@ def test_doctor_warns_about_a_missing_command_and_missing_hooks(user_home: Path)
     assert "1 of memesh's 8 hooks are missing" in claude["detail"]
 
 
-def codex_trusts(user_home: Path) -> None:
-    """Record trust in memesh's Codex hooks as Codex's `/hooks` does: a `hooks.state` entry
-    per hook in the user's config.toml, under the hook's key, holding its hash (the keys and
-    hashes tests/unit/test_codex_trust.py holds to what Codex reports)."""
-    hooks_file = user_home / ".codex" / "hooks.json"
-    config_file = user_home / ".codex" / "config.toml"
-    text = config_file.read_text() + "\n[hooks.state]\n"
-    for event, groups in json.loads(hooks_file.read_text())["hooks"].items():
-        for g, group in enumerate(groups):
-            for h, handler in enumerate(group["hooks"]):
-                key = codex_trust.hook_key(hooks_file, event, g, h)
-                digest = codex_trust.hook_hash(event, group, handler)
-                text += f'\n[hooks.state."{key}"]\ntrusted_hash = "{digest}"\n'
-    config_file.write_text(text)
-
-
 def test_doctor_reports_codex_hooks_codex_will_not_run_until_they_are_trusted(
     user_home: Path,
 ) -> None:
@@ -451,7 +491,7 @@ def test_doctor_reports_codex_hooks_codex_will_not_run_until_they_are_trusted(
     assert f"Codex skips {HOOKS} of memesh's hooks until you trust them" in codex["detail"]
     assert "/hooks" in codex["detail"]
 
-    codex_trusts(user_home)
+    codex_trusts(user_home / ".codex")
 
     codex = integrations(user_home)["codex"]
     assert codex["status"] == "ok", codex["detail"]
@@ -459,6 +499,71 @@ def test_doctor_reports_codex_hooks_codex_will_not_run_until_they_are_trusted(
     again = run(user_home, "setup", "codex")
     assert again.returncode == 0 and "nothing changed" in again.stdout
     assert "trust" not in again.stdout
+
+
+def without_host_options(hooks_file: Path) -> None:
+    """memesh's hooks in `hooks_file` as an earlier `memesh setup` wrote them: naming no
+    `--host`."""
+    document = json.loads(hooks_file.read_text())
+    for groups in document["hooks"].values():
+        for group in groups:
+            for handler in group["hooks"]:
+                handler["command"] = handler["command"].split(" --host ")[0]
+    hooks_file.write_text(json.dumps(document, indent=2))
+
+
+def test_doctor_reports_codex_hooks_an_earlier_setup_wrote_without_their_host(
+    user_home: Path,
+) -> None:
+    setup(user_home, "codex")
+    hooks_file = user_home / ".codex" / "hooks.json"
+    assert all(
+        c.endswith(" --host codex") for *_, c in memesh_commands(json.loads(hooks_file.read_text()))
+    )
+    without_host_options(hooks_file)
+    codex_trusts(user_home / ".codex")  # the user trusted the earlier hooks
+
+    codex = integrations(user_home)["codex"]
+
+    assert codex["status"] == "warn"
+    [user] = codex["data"]["scopes"]
+    assert len(user["hooks"]["outOfDate"]) == HOOKS and "untrusted" not in user["hooks"]
+    assert f"{HOOKS} of memesh's hooks are out of date" in codex["detail"]
+    assert "name `--host codex`" in codex["detail"]
+    assert (
+        "run `memesh setup codex` again, then run `codex` and trust them in /hooks"
+        in (codex["detail"])
+    )
+
+    setup(user_home, "codex")  # the fix the doctor names
+
+    codex = integrations(user_home)["codex"]
+    assert "outOfDate" not in codex["data"]["scopes"][0]["hooks"], codex["detail"]
+    assert "out of date" not in codex["detail"]
+    # Rewritten, the hooks are changed ones to Codex: trusted again in /hooks.
+    assert len(codex["data"]["scopes"][0]["hooks"]["untrusted"]) == HOOKS
+
+
+def test_doctor_reports_gemini_hooks_an_earlier_setup_wrote_without_their_host(
+    user_home: Path,
+) -> None:
+    setup(user_home, "gemini")
+    without_host_options(user_home / ".gemini" / "settings.json")
+
+    gemini = integrations(user_home)["gemini"]
+
+    assert gemini["status"] == "warn"
+    [user] = gemini["data"]["scopes"]
+    assert len(user["hooks"]["outOfDate"]) == user["hooks"]["expected"]
+    assert "should name `--host gemini-cli`" in gemini["detail"]
+    assert "run `memesh setup gemini` again" in gemini["detail"]
+    assert "/hooks" not in gemini["detail"]
+
+    setup(user_home, "gemini")
+
+    gemini = integrations(user_home)["gemini"]
+    assert gemini["status"] == "ok", gemini["detail"]
+    assert "outOfDate" not in gemini["data"]["scopes"][0]["hooks"]
 
 
 def test_doctor_checks_the_projects_own_files_from_inside_the_repository(

@@ -22,9 +22,8 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.llm_servers import RecordedLLMRequest
-from tests.fakes.loopback import LoopbackServer
-from tests.fakes.scripted_model import Block, Step
+from tests.fakes.scripted_model import Block
+from tests.fakes.scripted_server import ScriptedHandler, ScriptedServer, server_sent
 
 MODEL = "scripted-chat"
 
@@ -89,77 +88,39 @@ def stream_chunks(model: str, message: dict[str, Any]) -> Iterator[dict[str, Any
     yield {**base, "choices": [], "usage": usage}
 
 
-class ScriptedChat(LoopbackServer):
-    def __init__(
-        self,
-        script: list[Step],
-        *,
-        done_text: str = "Done.",
-        side_text: str = "memesh session",
-    ) -> None:
-        super().__init__()
-        self.script = list(script)
-        self.done_text = done_text
-        self.side_text = side_text
-        self.requests: list[RecordedLLMRequest] = []
-        self.steps_taken = 0
-
+class ScriptedChat(ScriptedServer[Block]):
     def handler_class(self) -> type[BaseHTTPRequestHandler]:
         return _Handler
 
-    def agent_requests(self) -> list[dict[str, Any]]:
-        """The bodies of the requests that took (or asked for) a step, in order."""
-        with self._lock:
-            return [
-                r.body
-                for r in self.requests
-                if r.path.endswith("/chat/completions")
-                and isinstance(r.body, dict)
-                and r.body.get("tools")
-            ]
+    def is_step_path(self, path: str) -> bool:
+        return path.endswith("/chat/completions")
 
-    def answer(self, request: dict[str, Any]) -> list[Block]:
-        if not request.get("tools"):
-            return [{"type": "text", "text": self.side_text}]
-        with self._lock:
-            step = self.script[self.steps_taken] if self.steps_taken < len(self.script) else None
-            self.steps_taken += step is not None
-        return step(request) if step is not None else [{"type": "text", "text": self.done_text}]
+    def text(self, text: str) -> list[Block]:
+        return [{"type": "text", "text": text}]
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(ScriptedHandler):
     fake: ScriptedChat
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_GET(self) -> None:
         self._record(None)
-        if self.path.split("?")[0].endswith("/models"):
-            models = {"object": "list", "data": [{"id": MODEL, "object": "model",
-                                                  "owned_by": "scripted"}]}  # fmt: skip
-            self._send(200, "application/json", json.dumps(models).encode())
+        if self.route.endswith("/models"):
+            self._send_json({"object": "list", "data": [{"id": MODEL, "object": "model",
+                                                         "owned_by": "scripted"}]})  # fmt: skip
             return
         self._send(404, "application/json", b'{"error":{"message":"not found"}}')
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        self._record(body)
-        if not self.path.split("?")[0].endswith("/chat/completions"):
+        body = self.read_body()
+        if not self.route.endswith("/chat/completions"):
             self._send(404, "application/json", b'{"error":{"message":"not found"}}')
             return
         request: dict[str, Any] = body if isinstance(body, dict) else {}
         model = str(request.get("model") or MODEL)
         message = as_message(self.fake.answer(request))
         if request.get("stream"):
-            stream = "".join(f"data: {json.dumps(c)}\n\n" for c in stream_chunks(model, message))
-            self._send(200, "text/event-stream", (stream + "data: [DONE]\n\n").encode())
+            stream = server_sent((None, c) for c in stream_chunks(model, message))
+            self._send(200, "text/event-stream", stream + b"data: [DONE]\n\n")
             return
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         completion = {
@@ -167,21 +128,4 @@ class _Handler(BaseHTTPRequestHandler):
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }  # fmt: skip
-        self._send(200, "application/json", json.dumps(completion).encode())
-
-    def _record(self, body: Any) -> None:
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        with self.fake._lock:
-            self.fake.requests.append(
-                RecordedLLMRequest(self.command, self.path.split("?")[0], headers, body)
-            )
-
-    def _send(self, status: int, content_type: str, data: bytes) -> None:
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+        self._send_json(completion)

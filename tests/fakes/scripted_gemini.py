@@ -27,8 +27,12 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.llm_servers import RecordedLLMRequest
-from tests.fakes.loopback import LoopbackServer
+from tests.fakes.scripted_server import (
+    ScriptedHandler,
+    ScriptedServer,
+    joined_text,
+    server_sent,
+)
 
 Part = dict[str, Any]
 Step = Callable[[dict[str, Any]], list[Part]]
@@ -66,22 +70,8 @@ def offered_tools(request: dict[str, Any]) -> list[str]:
 def request_text(request: dict[str, Any]) -> str:
     """Every piece of text in a request (system instruction, contents, function responses),
     joined, so a test can look for what the host put in front of the model wherever it did."""
-    parts: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            parts.append(value)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif isinstance(value, dict):
-            for key in ("text", "parts", "functionResponse", "response", "output", "content"):
-                if key in value:
-                    walk(value[key])
-
-    walk(request.get("systemInstruction"))
-    walk(request.get("contents"))
-    return "\n".join(parts)
+    keys = ("text", "parts", "functionResponse", "response", "output", "content")
+    return joined_text((request.get("systemInstruction"), request.get("contents")), keys)
 
 
 def function_responses(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -115,43 +105,24 @@ def schema_instance(schema: dict[str, Any]) -> Any:
     return "scripted"
 
 
-class ScriptedGemini(LoopbackServer):
-    def __init__(
-        self,
-        script: list[Step],
-        *,
-        done_text: str = "Done.",
-        side_text: str = "memesh session",
-    ) -> None:
-        super().__init__()
-        self.script = list(script)
-        self.done_text = done_text
-        self.side_text = side_text
-        self.requests: list[RecordedLLMRequest] = []
-        self.steps_taken = 0
-
+class ScriptedGemini(ScriptedServer[Part]):
     def handler_class(self) -> type[BaseHTTPRequestHandler]:
         return _Handler
 
-    def agent_requests(self) -> list[dict[str, Any]]:
-        """The bodies of the requests that took (or asked for) a step, in order."""
-        with self._lock:
-            return [
-                r.body
-                for r in self.requests
-                if "Content" in r.path and isinstance(r.body, dict) and offered_tools(r.body)
-            ]
+    def offers_tools(self, request: dict[str, Any]) -> bool:
+        return bool(offered_tools(request))
 
-    def answer(self, request: dict[str, Any]) -> list[Part]:
-        if not offered_tools(request):
-            schema = (request.get("generationConfig") or {}).get("responseJsonSchema")
-            if isinstance(schema, dict):
-                return [{"text": json.dumps(schema_instance(schema))}]
-            return [{"text": self.side_text}]
-        with self._lock:
-            step = self.script[self.steps_taken] if self.steps_taken < len(self.script) else None
-            self.steps_taken += step is not None
-        return step(request) if step is not None else [{"text": self.done_text}]
+    def is_step_path(self, path: str) -> bool:
+        return "Content" in path
+
+    def text(self, text: str) -> list[Part]:
+        return [{"text": text}]
+
+    def side_answer(self, request: dict[str, Any]) -> list[Part]:
+        schema = (request.get("generationConfig") or {}).get("responseJsonSchema")
+        if isinstance(schema, dict):
+            return [{"text": json.dumps(schema_instance(schema))}]
+        return self.text(self.side_text)
 
 
 def response_body(model: str, parts: list[Part]) -> dict[str, Any]:
@@ -165,55 +136,26 @@ def response_body(model: str, parts: list[Part]) -> dict[str, Any]:
     }
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(ScriptedHandler):
     fake: ScriptedGemini
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_GET(self) -> None:
         self._record(None)
         self._send(404, "application/json", b'{"error":{"code":404,"status":"NOT_FOUND"}}')
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        self._record(body)
+        body = self.read_body()
         request: dict[str, Any] = body if isinstance(body, dict) else {}
         # /v1beta/models/<model>:<method>
-        model, _, method = self.path.split("?")[0].rpartition("/")[2].partition(":")
+        model, _, method = self.route.rpartition("/")[2].partition(":")
         if method == "countTokens":
-            count = {"totalTokens": max(1, len(json.dumps(request)) // 4)}
-            self._send(200, "application/json", json.dumps(count).encode())
+            self._send_json({"totalTokens": max(1, len(json.dumps(request)) // 4)})
             return
         if method not in ("generateContent", "streamGenerateContent"):
             self._send(404, "application/json", b'{"error":{"code":404,"status":"NOT_FOUND"}}')
             return
         answer = response_body(model, self.fake.answer(request))
         if method == "streamGenerateContent":
-            event = f"data: {json.dumps(answer)}\r\n\r\n"
-            self._send(200, "text/event-stream", event.encode())
+            self._send(200, "text/event-stream", server_sent([(None, answer)], newline="\r\n"))
             return
-        self._send(200, "application/json", json.dumps(answer).encode())
-
-    def _record(self, body: Any) -> None:
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        with self.fake._lock:
-            self.fake.requests.append(
-                RecordedLLMRequest(self.command, self.path.split("?")[0], headers, body)
-            )
-
-    def _send(self, status: int, content_type: str, data: bytes) -> None:
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+        self._send_json(answer)

@@ -25,8 +25,13 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.llm_servers import RecordedLLMRequest, tool_use
-from tests.fakes.loopback import LoopbackServer
+from tests.fakes.llm_servers import tool_use
+from tests.fakes.scripted_server import (
+    ScriptedHandler,
+    ScriptedServer,
+    joined_text,
+    server_sent,
+)
 
 Block = dict[str, Any]
 Step = Callable[[dict[str, Any]], list[Block]]
@@ -50,58 +55,19 @@ def offered_tools(request: dict[str, Any]) -> list[str]:
 def request_text(request: dict[str, Any]) -> str:
     """Every piece of text in a request (system prompt, messages, tool results), joined, so a
     test can look for what the host put in front of the model wherever the host put it."""
-    parts: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            parts.append(value)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif isinstance(value, dict):
-            for key in ("text", "content", "system"):
-                if key in value:
-                    walk(value[key])
-
-    walk(request.get("system"))
-    walk(request.get("messages"))
-    return "\n".join(parts)
+    keys = ("text", "content", "system")
+    return joined_text((request.get("system"), request.get("messages")), keys)
 
 
-class ScriptedModel(LoopbackServer):
-    def __init__(
-        self,
-        script: list[Step],
-        *,
-        done_text: str = "Done.",
-        side_text: str = "memesh session",
-    ) -> None:
-        super().__init__()
-        self.script = list(script)
-        self.done_text = done_text
-        self.side_text = side_text
-        self.requests: list[RecordedLLMRequest] = []
-        self.steps_taken = 0
-
+class ScriptedModel(ScriptedServer[Block]):
     def handler_class(self) -> type[BaseHTTPRequestHandler]:
         return _Handler
 
-    def agent_requests(self) -> list[dict[str, Any]]:
-        """The bodies of the requests that took (or asked for) a step, in order."""
-        with self._lock:
-            return [
-                r.body
-                for r in self.requests
-                if r.path == "/v1/messages" and isinstance(r.body, dict) and r.body.get("tools")
-            ]
+    def is_step_path(self, path: str) -> bool:
+        return path == "/v1/messages"
 
-    def answer(self, request: dict[str, Any]) -> list[Block]:
-        if not request.get("tools"):
-            return [{"type": "text", "text": self.side_text}]
-        with self._lock:
-            step = self.script[self.steps_taken] if self.steps_taken < len(self.script) else None
-            self.steps_taken += step is not None
-        return step(request) if step is not None else [{"type": "text", "text": self.done_text}]
+    def text(self, text: str) -> list[Block]:
+        return [{"type": "text", "text": text}]
 
 
 def message_events(model: str, blocks: list[Block]) -> list[tuple[str, dict[str, Any]]]:
@@ -139,12 +105,8 @@ def message_events(model: str, blocks: list[Block]) -> list[tuple[str, dict[str,
     return events
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(ScriptedHandler):
     fake: ScriptedModel
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_HEAD(self) -> None:
         self._send(200, "application/json", b"")
@@ -154,18 +116,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(404, "application/json", b'{"type":"error","error":{"type":"not_found"}}')
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        self._record(body)
-        path = self.path.split("?")[0]
+        body = self.read_body()
+        path = self.route
         request: dict[str, Any] = body if isinstance(body, dict) else {}
         if path == "/v1/messages/count_tokens":
-            count = {"input_tokens": max(1, len(json.dumps(request)) // 4)}
-            self._send(200, "application/json", json.dumps(count).encode())
+            self._send_json({"input_tokens": max(1, len(json.dumps(request)) // 4)})
             return
         if path != "/v1/messages":
             self._send(404, "application/json", b'{"type":"error","error":{"type":"not_found"}}')
@@ -173,11 +128,7 @@ class _Handler(BaseHTTPRequestHandler):
         blocks = self.fake.answer(request)
         model = str(request.get("model") or "scripted")
         if request.get("stream"):
-            stream = "".join(
-                f"event: {name}\ndata: {json.dumps(data)}\n\n"
-                for name, data in message_events(model, blocks)
-            )
-            self._send(200, "text/event-stream", stream.encode())
+            self._send(200, "text/event-stream", server_sent(message_events(model, blocks)))
             return
         stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
         message: dict[str, Any] = {
@@ -185,21 +136,4 @@ class _Handler(BaseHTTPRequestHandler):
             "content": blocks, "stop_reason": stop, "stop_sequence": None,
             "usage": {"input_tokens": 1, "output_tokens": 1},
         }  # fmt: skip
-        self._send(200, "application/json", json.dumps(message).encode())
-
-    def _record(self, body: Any) -> None:
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        with self.fake._lock:
-            self.fake.requests.append(
-                RecordedLLMRequest(self.command, self.path.split("?")[0], headers, body)
-            )
-
-    def _send(self, status: int, content_type: str, data: bytes) -> None:
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+        self._send_json(message)

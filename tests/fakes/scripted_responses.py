@@ -30,8 +30,12 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.llm_servers import RecordedLLMRequest
-from tests.fakes.loopback import LoopbackServer
+from tests.fakes.scripted_server import (
+    ScriptedHandler,
+    ScriptedServer,
+    joined_text,
+    server_sent,
+)
 
 Item = dict[str, Any]
 Step = Callable[[dict[str, Any]], list[Item]]
@@ -113,39 +117,11 @@ def tool_names(tools: list[dict[str, Any]]) -> list[str]:
 def request_text(request: dict[str, Any]) -> str:
     """Every piece of text in a request (instructions, input items, tool outputs), joined, so a
     test can look for what the host put in front of the model wherever the host put it."""
-    parts: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            parts.append(value)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif isinstance(value, dict):
-            for key in ("text", "content", "output"):
-                if key in value:
-                    walk(value[key])
-
-    walk(request.get("instructions"))
-    walk(request.get("input"))
-    return "\n".join(parts)
+    keys = ("text", "content", "output")
+    return joined_text((request.get("instructions"), request.get("input")), keys)
 
 
-class ScriptedResponses(LoopbackServer):
-    def __init__(
-        self,
-        script: list[Step],
-        *,
-        done_text: str = "Done.",
-        side_text: str = "memesh session",
-    ) -> None:
-        super().__init__()
-        self.script = list(script)
-        self.done_text = done_text
-        self.side_text = side_text
-        self.requests: list[RecordedLLMRequest] = []
-        self.steps_taken = 0
-
+class ScriptedResponses(ScriptedServer[Item]):
     @property
     def base_url(self) -> str:
         """What a model provider's `base_url` names: the host appends `/responses`."""
@@ -154,19 +130,11 @@ class ScriptedResponses(LoopbackServer):
     def handler_class(self) -> type[BaseHTTPRequestHandler]:
         return _Handler
 
-    def agent_requests(self) -> list[dict[str, Any]]:
-        """The bodies of the requests that took (or asked for) a step, in order."""
-        with self._lock:
-            bodies = [r.body for r in self.requests if r.path.endswith("/responses")]
-        return [body for body in bodies if isinstance(body, dict) and body.get("tools")]
+    def is_step_path(self, path: str) -> bool:
+        return path.endswith("/responses")
 
-    def answer(self, request: dict[str, Any]) -> list[Item]:
-        if not request.get("tools"):
-            return [message(self.side_text)]
-        with self._lock:
-            step = self.script[self.steps_taken] if self.steps_taken < len(self.script) else None
-            self.steps_taken += step is not None
-        return step(request) if step is not None else [message(self.done_text)]
+    def text(self, text: str) -> list[Item]:
+        return [message(text)]
 
 
 def response_events(model: str, items: list[Item]) -> list[dict[str, Any]]:
@@ -195,12 +163,8 @@ def response_events(model: str, items: list[Item]) -> list[dict[str, Any]]:
     return events
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(ScriptedHandler):
     fake: ScriptedResponses
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_GET(self) -> None:
         # The host's model list (`/models`) and anything else it probes: none here, so it
@@ -209,35 +173,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(404, "application/json", b'{"error":{"message":"not found"}}')
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        self._record(body)
-        if not self.path.split("?")[0].endswith("/responses"):
+        body = self.read_body()
+        if not self.route.endswith("/responses"):
             self._send(404, "application/json", b'{"error":{"message":"not found"}}')
             return
         request: dict[str, Any] = body if isinstance(body, dict) else {}
         items = self.fake.answer(request)
         events = response_events(str(request.get("model") or "scripted"), items)
-        stream = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
-        self._send(200, "text/event-stream", stream.encode())
-
-    def _record(self, body: Any) -> None:
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        with self.fake._lock:
-            self.fake.requests.append(
-                RecordedLLMRequest(self.command, self.path.split("?")[0], headers, body)
-            )
-
-    def _send(self, status: int, content_type: str, data: bytes) -> None:
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+        self._send(200, "text/event-stream", server_sent((e["type"], e) for e in events))

@@ -27,11 +27,13 @@ from tests.helpers import remember
 from tests.transcripts import (
     CODEX_SESSION_ID,
     DUPLICATE_LESSON,
+    GEMINI_SESSION_ID,
     PASTED_KEY,
     SESSION_IDS,
     append_turns,
     install,
     install_codex,
+    install_gemini,
 )
 from tests.vector_support import use_embedder
 
@@ -208,6 +210,49 @@ def test_mining_reads_the_projects_codex_sessions_under_codex_home_beside_claude
     assert staged.proposed["source"]["sessionId"] == CODEX_SESSION_ID
     claude = Proposal.objects.get(proposed__name="sqlite-begin-immediate")
     assert claude.proposed["source"]["transcript"] == "claude-code"
+
+
+def test_mining_reads_the_projects_gemini_cli_sessions_beside_the_other_hosts(
+    transcript_project: Path, llm: FakeLLMServer
+) -> None:
+    install(settings.CLAUDE_CONFIG_DIR, transcript_project, "decisions")
+    install_codex(settings.CODEX_HOME, transcript_project)
+    install_gemini(settings.GEMINI_DIR, transcript_project / "src")  # a folder inside it
+    # Another folder of the same name: Gemini CLI names its project folder `project-1`.
+    elsewhere = transcript_project.parent / "elsewhere" / "project"
+    install_gemini(settings.GEMINI_DIR, elsewhere, "other-project", project_folder="project-1")
+    llm.replies.append(LLMReply(text=fenced_json(DECISIONS)))
+    llm.replies.append(LLMReply(text=fenced_json({"memories": []})))
+    audience = {
+        "type": "decision",
+        "name": "token-audience-is-set-in-auth",
+        "observations": ["auth.py sets the token audience; the login test needs it."],
+    }
+    llm.replies.append(LLMReply(text=fenced_json({"memories": [audience]})))
+
+    result = transcripts_mine(directory=transcript_project, max_llm_calls=10)
+
+    # Oldest first, whichever host wrote them; the other folder's Gemini session is not read.
+    assert [(s["sessionId"], s["turns"]) for s in result["sessions"]] == [
+        (SESSION_IDS["decisions"], 5),
+        (CODEX_SESSION_ID, 2),
+        (GEMINI_SESSION_ID, 3),
+    ]
+    gemini_prompt = prompts_sent(llm)[-1]
+    # What was said, each reply once, without memesh's block or Gemini CLI's session context.
+    assert "[user] Why does the login test fail?" in gemini_prompt
+    assert gemini_prompt.count("Let me run the login test first.") == 1
+    assert "[assistant] The login test failed because the token audience" in gemini_prompt
+    for absent in ("hook_context", "session_context", "MeMesh reference memory"):
+        assert absent not in gemini_prompt
+    staged = Proposal.objects.get(proposed__name="token-audience-is-set-in-auth")
+    assert staged.proposed["source"]["transcript"] == "gemini"
+    assert staged.proposed["source"]["sessionId"] == GEMINI_SESSION_ID
+    assert mining_state.project_state(project_id(transcript_project)).mined_turns == {
+        SESSION_IDS["decisions"]: 5,
+        CODEX_SESSION_ID: 2,
+        GEMINI_SESSION_ID: 3,
+    }
 
 
 def test_the_llm_is_sent_the_conversation_only_and_never_the_pasted_secret(

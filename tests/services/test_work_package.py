@@ -25,7 +25,16 @@ from proposals.decisions import proposal_reject
 from proposals.models import Proposal, ProposalKind, ProposalStatus
 from tests.dreams import commits
 from tests.helpers import remember
-from tests.transcripts import PASTED_KEY, SESSION_IDS, append_turns, install
+from tests.transcripts import (
+    CODEX_SESSION_ID,
+    GEMINI_SESSION_ID,
+    PASTED_KEY,
+    SESSION_IDS,
+    append_turns,
+    install,
+    install_codex,
+    install_gemini,
+)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.clean_indexes]
 
@@ -281,6 +290,32 @@ def test_a_transcript_package_is_the_newest_session_under_the_one_root(
     assert "set the embedder key separately" in package["material"]
     assert PASTED_KEY not in json.dumps(out)
     assert package["result_schema"]["required"] == ["type", "name", "observations"]
+
+
+def test_a_transcript_package_is_the_newest_session_whichever_host_wrote_it(
+    transcript_project: Path,
+) -> None:
+    install(claude(), transcript_project, "decisions")
+    install_codex(Path(settings.CODEX_HOME), transcript_project / "src")
+    here = CallContext(source_host="agent", workspace_roots=(str(transcript_project),))
+
+    codex = call({"action": "prepare", "kind": "transcript"}, here)["package"]
+
+    # Codex's session ended after Claude Code's; its conversation, without what Codex injected.
+    assert codex["package_id"] == f"transcript:{CODEX_SESSION_ID}:0-2"
+    assert "Why does the login test fail?" in codex["material"]
+    assert "INJECTED-AGENTS-MD" not in codex["material"]
+
+    install_gemini(Path(settings.GEMINI_DIR), transcript_project)
+    gemini = call({"action": "prepare", "kind": "transcript"}, here)["package"]
+
+    assert gemini["package_id"] == f"transcript:{GEMINI_SESSION_ID}:0-3"
+    assert "The login test failed because the token audience" in gemini["material"]
+    assert "hook_context" not in gemini["material"]
+    out = call(submission(gemini, LESSON), here)
+    proposed = Proposal.objects.get(pk=out["proposal"]["id"]).proposed
+    assert proposed["source"]["transcript"] == "gemini"
+    assert f"session:{GEMINI_SESSION_ID}" in proposed["tags"]
 
 
 def test_a_transcript_package_keeps_to_its_bounds(transcript_project: Path) -> None:

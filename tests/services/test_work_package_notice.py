@@ -20,7 +20,7 @@ from core.config_store import config_path
 from graph.ops.briefing import build_briefing
 from graph.project import project_id
 from tests.dreams import commits
-from tests.transcripts import install
+from tests.transcripts import install, install_gemini
 
 pytestmark = pytest.mark.django_db
 
@@ -79,3 +79,16 @@ def test_nothing_available_or_another_level_shows_no_notice(
         assert HEADING not in session_context(transcript_project)
     level("full")
     assert HEADING in session_context(transcript_project)
+
+
+def test_a_gemini_cli_session_of_the_workspace_is_offered_too(
+    transcript_project: Path, level
+) -> None:
+    level("full")
+    install_gemini(Path(settings.GEMINI_DIR), transcript_project / "docs")
+
+    context = session_context(transcript_project)
+
+    notice = context[context.index(f"[{HEADING}]") :]
+    assert "the newest agent session of this workspace" in notice
+    assert '"kind": "transcript"' in notice and '"kind": "digest"' not in notice

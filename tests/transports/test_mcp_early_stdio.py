@@ -101,3 +101,14 @@ def test_a_tools_list_request_is_recognised_only_when_it_asks_for_the_whole_list
     cursor = '{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"x"}}'
     assert early_stdio.list_request_id(cursor) is None
     assert early_stdio.list_request_id('{"jsonrpc":"2.0","id":7,"method":"tools/call"}') is None
+
+
+def test_codex_s_tools_list_with_a_progress_token_is_answered_early() -> None:
+    # Codex 0.169.0's request, as it sends it right after `initialize`.
+    codex = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":0}}}'
+    assert early_stdio.list_request_id(codex) == "1"
+    envelope = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": envelope}
+    assert early_stdio.list_request_id(json.dumps(request)) is None
+    paged = {"_meta": {"progressToken": 0}, "cursor": "x"}
+    assert early_stdio.list_request_id(json.dumps({**request, "params": paged})) is None

@@ -5,11 +5,12 @@ tests the renderer's logic; it measures nothing."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench import report_render, targets
+from bench import report_render, run_all, targets
 
 MACHINE = {
     "cpu_model": "Test CPU",
@@ -185,6 +186,16 @@ def results(peer_section: dict[str, Any]) -> dict[str, Any]:
                 }
             ),
             "quality": section(quality()),
+            "hosts": section(
+                {
+                    "codex": {
+                        "session-start": {
+                            way: {"runs": 3, "median_s": 0.3, "max_s": 0.4}
+                            for way in ("fresh served", "warm served")
+                        }
+                    }
+                }
+            ),
         }
     }
 
@@ -207,6 +218,20 @@ def test_the_page_has_every_section_with_its_provenance(results: dict[str, Any])
     assert page.count("Test CPU, 2 cores") == len(report_render.PAGE_ORDER)
     assert "Not run yet" not in page
     assert "quick run" not in page.lower()
+
+
+def test_kept_notes_are_copied_after_the_measured_sections_and_a_page_without_them_has_none(
+    results: dict[str, Any], tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "20-second.md").write_text("### Second note\n\n| a |\n")
+    (notes / "10-first.md").write_text("### First note\n\nfigures\n")
+    page = report_render.render(results, "benchmarks", run_all.kept_notes(tmp_path))
+    tail = page.split(f"## {report_render.NOTES_TITLE}", 1)[1]
+    assert tail.index("### First note") < tail.index("### Second note")
+    assert page.index("## Peak memory and database size") < page.index(report_render.NOTES_TITLE)
+    assert report_render.NOTES_TITLE not in report_render.render(results)
 
 
 def test_verdicts_are_computed_from_the_numbers(results: dict[str, Any]) -> None:

@@ -16,6 +16,8 @@ def test_a_hook_names_its_host_with_host_or_host_equals() -> None:
     assert hook_host(["--host", "codex"]) == "codex"
     assert hook_host(["--host=gemini-cli"]) == "gemini-cli"
     assert hook_source_host("codex") == "codex-hooks"
+    # The Hermes provider runs the prompt capture itself and names Hermes Agent.
+    assert hook_source_host(hook_host(["--host", "hermes-agent"])) == "hermes-agent-hooks"
 
 
 @pytest.mark.parametrize(

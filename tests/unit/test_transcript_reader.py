@@ -246,3 +246,48 @@ def test_each_record_goes_to_the_format_its_shape_names() -> None:
     assert (codex.turn, codex.session_id, codex.cwd) == (None, "c", "/x")
     assert unknown.turn is None
     assert conversation_turn(Turn("user", "<system-reminder>x</system-reminder>", "")) is None
+
+
+def test_a_codex_tool_search_is_a_tool_call_whose_result_names_the_tools_found() -> None:
+    # As Codex 0.169.0 writes them when the model searches for memesh's MCP tools.
+    call = {"type": "tool_search_call", "call_id": "search_1", "execution": "client",
+            "arguments": {"query": "memesh remember", "limit": 8}}  # fmt: skip
+    found = {"type": "tool_search_output", "call_id": "search_1", "execution": "client",
+             "tools": [{"type": "namespace", "name": "mcp__memesh", "tools": [
+                 {"type": "function", "name": "remember"},
+                 {"type": "function", "name": "recall"}]}]}  # fmt: skip
+
+    searched = parse_record({"type": "response_item", "payload": call}).turn
+    answered = parse_record({"type": "response_item", "payload": found}).turn
+
+    assert searched is not None and answered is not None
+    assert searched.tool_uses == (
+        ToolUse("search_1", "tool_search", {"query": "memesh remember", "limit": 8}),
+    )
+    assert answered.tool_results == (
+        ToolResult("search_1", "mcp__memesh__remember\nmcp__memesh__recall", False),
+    )
+
+
+def test_a_codex_mcp_tool_output_is_the_text_of_its_content_items() -> None:
+    # As Codex 0.169.0 writes an MCP tool's result: a list of content items, its own timing
+    # first, then the server's (an image, or another item type, holds no text).
+    stored = '{"stored": true, "entityId": 2, "name": "deploy-rule", "created": true}'
+    output = [
+        {"type": "input_text", "text": "Wall time: 0.5926 seconds\nOutput:"},
+        {"type": "input_text", "text": stored},
+        {"type": "input_image", "image_url": "data:image/png;base64,AAAA"},
+        {"type": "text", "text": "[mem:12] cited"},
+    ]
+    record = {
+        "type": "response_item",
+        "payload": {"type": "function_call_output", "call_id": "call_0003", "output": output},
+    }
+
+    turn = parse_record(record).turn
+
+    assert turn is not None
+    assert turn.tool_results == (ToolResult("call_0003", f"{stored}\n\n[mem:12] cited", False),)
+    wrapped = {"type": "function_call_output", "call_id": "c", "output": {"content": output[1:2]}}
+    only = parse_record({"type": "response_item", "payload": wrapped}).turn
+    assert only is not None and only.tool_results[0].text == stored

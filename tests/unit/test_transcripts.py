@@ -12,12 +12,13 @@ from core.transcripts import (
     Turn,
     chunks,
     clean_text,
+    gemini_project_sessions,
     project_sessions,
     read_session,
     record_turn,
     slug,
 )
-from tests.transcripts import SESSION_IDS, install
+from tests.transcripts import GEMINI_SESSION_ID, SESSION_IDS, install, install_gemini
 
 
 def turn_record(text: object, **fields: object) -> dict[str, object]:
@@ -107,6 +108,28 @@ def test_a_session_that_records_no_cwd_is_taken_from_the_roots_own_folder_only(
 
 def test_no_projects_folder_means_no_sessions(tmp_path: Path) -> None:
     assert project_sessions(tmp_path / "nowhere", tmp_path) == []
+
+
+def test_gemini_cli_sessions_are_the_projects_by_the_folder_their_marker_names(
+    tmp_path: Path,
+) -> None:
+    gemini, project = tmp_path / ".gemini", (tmp_path / "app").resolve()
+    install_gemini(gemini, project / "docs")
+    install_gemini(gemini, tmp_path / "app-old", "other", project_folder="app-old")
+    # A folder without a marker (Gemini CLI's older, hash-named ones, copied into named ones)
+    # and a subagent's conversation (a folder of its own below `chats/`) are not read.
+    unmarked = install_gemini(gemini, project, "unmarked", project_folder="0f3a9c")
+    (unmarked.parent.parent / ".project_root").unlink()
+    subagent = install_gemini(gemini, project, "subagent", project_folder="app")
+    (subagent.parent / "parent").mkdir()
+    subagent.rename(subagent.parent / "parent" / "subagent.jsonl")
+
+    sessions = gemini_project_sessions(gemini / "tmp", project)
+
+    assert [(s.session_id, s.host, len(s.turns)) for s in sessions] == [
+        (GEMINI_SESSION_ID, "gemini", 3)
+    ]
+    assert gemini_project_sessions(tmp_path / "nowhere", project) == []
 
 
 def test_turns_are_cut_into_chunks_that_fit() -> None:

@@ -37,6 +37,11 @@ SERVE_RECORD = "serve.json"  # core/serve_record.py
 CLI_PATH = "/_cli"  # api/cli/forward.py
 CLI_TOKEN_HEADER = "X-Memesh-CLI-Token"
 CAPTURE_EVENT = "user-prompt-submit"
+# What this provider's writes are stamped with (`metadata.provenance.source_host`): the
+# operations it runs in process carry the host's name, its captures the name memesh gives a
+# hook run by that host (core/hook_hosts.py), so a memory tells Hermes wrote it.
+SOURCE_HOST = "hermes-agent"
+HOOK_HOST_ARGS = ("--host", SOURCE_HOST)
 TIMEOUT_S = 15.0
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -156,7 +161,7 @@ class HttpTransport:
         if self.cli_token is None:
             return None
         body = {
-            "argv": ["hook", CAPTURE_EVENT],
+            "argv": ["hook", CAPTURE_EVENT, *HOOK_HOST_ARGS],
             "cwd": cwd,
             "stdin": hook_payload(prompt, session_id=session_id, cwd=cwd),
         }
@@ -196,7 +201,7 @@ class InProcessTransport:
             raise MemeshCallError("route.not-found", f"memesh has no operation {operation!r}")
         # As a plain REST call: no project bound from this process's directory (HTTP's rule),
         # so both transports store and recall the same things.
-        context = CallContext(source_host="hermes-agent", binds_reads=False)
+        context = CallContext(source_host=SOURCE_HOST, binds_reads=False)
         # Hermes calls from its own threads, long after the last call: a connection broken or
         # past its age must be replaced before use and released after, as a request would.
         close_old_connections()
@@ -217,7 +222,7 @@ class InProcessTransport:
         close_old_connections()
         try:
             payload = hook_payload(prompt, session_id=session_id, cwd=cwd)
-            return run_hook(CAPTURE_EVENT, payload, limit=MAX_STDIN_BYTES)
+            return run_hook(CAPTURE_EVENT, payload, limit=MAX_STDIN_BYTES, host=SOURCE_HOST)
         finally:
             close_old_connections()
 

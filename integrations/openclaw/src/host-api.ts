@@ -80,6 +80,8 @@ export type PluginLogger = {
 };
 
 export type OpenClawPluginApi = {
+  /** OpenClaw's whole configuration (openclaw.json), as loaded. */
+  config?: unknown;
   pluginConfig?: unknown;
   logger: PluginLogger;
   registerMemoryCapability(capability: MemoryPluginCapability): void;

@@ -35,6 +35,22 @@ function readConfig(raw: unknown): MemeshPluginConfig {
   return typeof raw === "object" && raw !== null ? (raw as MemeshPluginConfig) : {};
 }
 
+/**
+ * Whether the user let this plugin see the conversation. OpenClaw drops the prompt hook of a
+ * plugin it did not bundle unless `plugins.entries.<id>.hooks.allowConversationAccess` is true,
+ * and says so only in `openclaw plugins doctor`: auto-recall would then do nothing, silently.
+ */
+export function conversationAccessAllowed(hostConfig: unknown): boolean {
+  let node: unknown = hostConfig;
+  for (const key of ["plugins", "entries", "memesh", "hooks", "allowConversationAccess"]) {
+    node = typeof node === "object" && node !== null ? (node as Record<string, unknown>)[key] : undefined;
+  }
+  return node === true;
+}
+
+export const CONSENT_COMMAND =
+  "openclaw config set plugins.entries.memesh.hooks.allowConversationAccess true";
+
 function text(value: string, details: unknown): ToolResult {
   return { content: [{ type: "text", text: value }], details };
 }
@@ -176,6 +192,12 @@ const plugin: PluginEntry = {
     for (const tool of tools) api.registerTool(tool, { name: tool.name });
 
     if (config.autoRecall !== false) {
+      if (!conversationAccessAllowed(api.config)) {
+        api.logger.warn(
+          "memesh: auto-recall is off until OpenClaw lets memesh read your prompts: " +
+            `${CONSENT_COMMAND} (or set autoRecall false to keep the tools only)`,
+        );
+      }
       const limit = config.recallLimit ?? DEFAULT_RECALL_LIMIT;
       api.on("before_prompt_build", async (event) => {
         const prompt = event.prompt ?? "";

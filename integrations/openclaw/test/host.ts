@@ -21,9 +21,13 @@ export type Loaded = {
   warnings: string[];
 };
 
-export function load(entry: PluginEntry, pluginConfig: unknown): Loaded {
+/** OpenClaw's config once the user has let memesh's prompt hook run (docs/platforms/openclaw.md). */
+export const CONSENTED = { plugins: { entries: { memesh: { hooks: { allowConversationAccess: true } } } } };
+
+export function load(entry: PluginEntry, pluginConfig: unknown, hostConfig: unknown = CONSENTED): Loaded {
   const loaded: Loaded = { tools: new Map(), beforePromptBuild: [], warnings: [] };
   const api: OpenClawPluginApi = {
+    config: hostConfig,
     pluginConfig,
     logger: { info() {}, warn: (message) => loaded.warnings.push(message) },
     registerMemoryCapability(capability) {

@@ -98,6 +98,14 @@ test("auto-recall can be turned off in the plugin's config", () => {
   assert.equal(loaded.tools.size, 3);
 });
 
+test("auto-recall says so when OpenClaw has not been allowed to run it", () => {
+  const withoutConsent = load(plugin, { url }, { plugins: { entries: { memesh: {} } } });
+  assert.equal(withoutConsent.warnings.length, 1);
+  assert.match(withoutConsent.warnings[0] ?? "", /plugins\.entries\.memesh\.hooks\.allowConversationAccess true/);
+  assert.deepEqual(load(plugin, { url }).warnings, []);
+  assert.deepEqual(load(plugin, { url, autoRecall: false }, {}).warnings, []);
+});
+
 test("a call memesh refuses comes back with its errorCode", async () => {
   const loaded = load(plugin, { url });
   const refused = await runTool(loaded, "memory_store", { name: "x", type: "decision", observations: [] , why: 42 });

@@ -1,7 +1,9 @@
 """`memesh hook <event>`: Claude Code's hooks (api/hooks/), as the plugin's hooks file calls
 them — `session-start`, `pre-tool-use`, `post-tool-use`, `stop`, `pre-compact`,
-`user-prompt-submit`. The hook input is read from stdin (at most cli_forward.MAX_STDIN_BYTES);
-the answer is printed exactly as Claude Code reads it (api/hooks/output.py).
+`user-prompt-submit`, with `--host <host>` when another host than Claude Code runs them
+(core/hook_hosts.py: what the hook stores is stamped with it). The hook input is read from
+stdin (at most cli_forward.MAX_STDIN_BYTES); the answer is printed exactly as Claude Code
+reads it (api/hooks/output.py).
 
 A hook never fails out loud: whatever goes wrong (bad input, an unknown event, a database
 that cannot be opened) is recorded in MEMESH_HOME/hook-outcomes.jsonl, nothing is printed, and
@@ -25,6 +27,7 @@ from api.cli.forward import MAX_STDIN_BYTES
 from api.hooks.dispatch import HANDLERS, run_hook_reply
 from core import hook_outcomes
 from core.db.schema import migrate_if_needed
+from core.hook_hosts import HOOK_HOSTS, HOST_OPTION, hook_host
 
 HELP_FLAGS = ("-h", "--help")
 
@@ -34,6 +37,11 @@ class Command(MemeshCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("event", choices=list(HANDLERS), help="The hook event.")
+        parser.add_argument(
+            HOST_OPTION,
+            choices=HOOK_HOSTS,
+            help="The host running the hook (`memesh setup` writes it); Claude Code when left out.",
+        )
 
     def run_from_argv(self, argv: list[str]) -> None:
         args = argv[2:]
@@ -42,9 +50,10 @@ class Command(MemeshCommand):
             return
         event = args[0] if args else ""
         try:
+            host = hook_host(args[1:])
             migrate_if_needed()
             stdin = sys.stdin.read(MAX_STDIN_BYTES + 1) if sys.stdin is not None else ""
-            answer, line = run_hook_reply(event, stdin, limit=MAX_STDIN_BYTES)
+            answer, line = run_hook_reply(event, stdin, limit=MAX_STDIN_BYTES, host=host)
         except BaseException as exc:
             hook_outcomes.record(event or "?", "failed", error=exc)
             answer, line = "", ""

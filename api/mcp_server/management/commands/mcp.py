@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -23,6 +23,9 @@ from api.cli.base import MemeshCommand
 from api.envelope import known_failure
 from core.db.schema import migrate_if_needed
 from core.errors import MemeshError
+
+if TYPE_CHECKING:
+    from api.mcp_server.presence import Presence
 
 
 class DatabaseUnavailable(MemeshError):
@@ -94,29 +97,37 @@ async def serve_stdio(migrate: bool) -> None:
     from django.conf import settings
 
     from api.cli.host import CliHost
-    from api.mcp_server.presence import Presence
-    from api.mcp_server.server import build_server
-    from api.mcp_server.stdio import stdio_transport
-    from graph.project import project_id
 
-    gate = MigrationGate(migrate)
-    project = project_id()
-    recipient = settings.MEMESH_RECIPIENT or None
-    # The process is one agent session; while it serves, its registrations stay live
-    # (api/mcp_server/presence.py), and they end when it stops.
-    presence = Presence(project=project, session=f"mcp:{secrets.token_hex(12)}", declared=recipient)
-    server = build_server(
-        project=project,
-        ready=gate.wait,
-        one_session=True,
-        process_session=presence.session,
-        recipient=recipient,
-        on_request=presence.seen,
-    )
     host = CliHost()
     if settings.MEMESH_MCP_RUNS_CLI:
+        # Before the server is built (the SDK and every operation's schemas, ~0.7 s of CPU):
+        # the hooks an agent host fires while this process starts (a Codex session's
+        # UserPromptSubmit) are run here from then on, each on the command thread
+        # (api/cli/runner.py), rather than in a process of their own that sets Django up again.
         host.start()
+    presence: Presence | None = None
     try:
+        from api.mcp_server.presence import Presence
+        from api.mcp_server.server import build_server
+        from api.mcp_server.stdio import stdio_transport
+        from graph.project import project_id
+
+        gate = MigrationGate(migrate)
+        project = project_id()
+        recipient = settings.MEMESH_RECIPIENT or None
+        # The process is one agent session; while it serves, its registrations stay live
+        # (api/mcp_server/presence.py), and they end when it stops.
+        presence = Presence(
+            project=project, session=f"mcp:{secrets.token_hex(12)}", declared=recipient
+        )
+        server = build_server(
+            project=project,
+            ready=gate.wait,
+            one_session=True,
+            process_session=presence.session,
+            recipient=recipient,
+            on_request=presence.seen,
+        )
         async with anyio.create_task_group() as group:
             group.start_soon(stop_on_signal, group.cancel_scope)
             group.start_soon(presence.keep_alive, gate.wait)
@@ -125,7 +136,7 @@ async def serve_stdio(migrate: bool) -> None:
             group.cancel_scope.cancel()
     finally:
         host.stop()
-        if presence.active:  # it may have registered: end its leases now
+        if presence is not None and presence.active:  # it may have registered: end its leases
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await anyio.to_thread.run_sync(presence.end)
 

@@ -18,8 +18,8 @@ from django.core.management.base import CommandParser
 
 from api.cli.base import MemeshCommand
 from graph.project import project_root
-from hosts.plugin import hook_specs, memesh_command
-from hosts.setup import HOSTS, SetupResult, host_setup
+from hosts.plugin import memesh_command
+from hosts.setup import HOSTS, SetupResult, host_hook_specs, host_setup
 
 
 class Command(MemeshCommand):
@@ -99,8 +99,7 @@ class Command(MemeshCommand):
             return f"memesh was not set up in {where}; nothing changed."
         if not result.changed:
             return f"memesh is already set up in {where}; nothing changed."
-        hooks = any(c.role == "hooks" for c in result.changes)
-        what = (
-            f"{len(hook_specs())} hooks and the MCP server run" if hooks else "the MCP server runs"
-        )
+        hooks = any("hooks" in c.role for c in result.changes)
+        count = len(host_hook_specs(result.host))
+        what = f"{count} hooks and the MCP server run" if hooks else "the MCP server runs"
         return f"memesh is set up in {where}: {what} {result.command}."
