@@ -18,8 +18,11 @@ At each size, for each round, memesh then the peer (A B A B), each on a fresh se
 3. memesh: the backlog is awaited (a read-only probe of the database, once a second), and the
    time from the last write to the last vector is read from the rows' own timestamps. The
    peer, keyword-only, is awaited until its process is idle (the workload's own wait).
-4. The workload's recall queries again, and its full export, on the settled server (the
-   workload's corpus, client and percentiles, imported from it).
+4. On the settled server, recall queries it has not seen (the workload's own generator on
+   the same corpus, with the next seed), then the workload's queries again (`settled_repeat`:
+   answered from the query-vector cache on memesh), and its full export (the workload's
+   corpus, client and percentiles, imported from it). Unseen queries make "settled" and
+   "while draining" compare like with like: both pay the query's first embedding.
 5. 4 concurrent clients send recall requests, as bench/http_bench.py does.
 Then the CLIs as processes: `remember`, `recall` and `--help`, each several times interleaved
 against a home holding a few memories.
@@ -131,10 +134,14 @@ def load_workload(tools: Tools) -> ModuleType:
     return module
 
 
-def workload_queries(wl: ModuleType, entities: int, queries: int, seed: int) -> list[Any]:
-    """The recall queries the workload itself sends for (entities, queries, seed)."""
+def workload_queries(
+    wl: ModuleType, entities: int, queries: int, seed: int, query_seed: int | None = None
+) -> list[Any]:
+    """The recall queries the workload itself sends for (entities, queries, seed); with
+    `query_seed`, other queries of the same kind over the same corpus."""
     corpus, vocab, cum = wl.generate_corpus(entities, seed)
-    return list(wl.generate_queries(corpus, vocab, cum, queries, seed))
+    chosen = seed if query_seed is None else query_seed
+    return list(wl.generate_queries(corpus, vocab, cum, queries, chosen))
 
 
 def run_workload(ctx: Context, server: Server, entities: int, label: str) -> dict[str, Any]:
@@ -261,7 +268,12 @@ def wait_backlog(probe: BacklogProbe, timeout: float) -> dict[str, Any]:
 
 
 def one_run(
-    ctx: Context, system: str, entities: int, rnd: int, queries: list[Any]
+    ctx: Context,
+    system: str,
+    entities: int,
+    rnd: int,
+    queries: list[Any],
+    unseen: list[Any],
 ) -> dict[str, Any]:
     label = f"{system} {size_label(entities)} round {rnd}/{ctx.args.rounds}"
     port = http_bench.free_port()
@@ -290,7 +302,8 @@ def one_run(
                 ctx.wl.wait_until_idle(server.pid, max_s=ctx.args.drain_timeout), 2
             )
         say(f"{label}: recall pass and export, settled")
-        run["settled"] = recall_pass(ctx.wl, server.base_url, queries, entities)
+        run["settled"] = recall_pass(ctx.wl, server.base_url, unseen, entities)
+        run["settled_repeat"] = recall_pass(ctx.wl, server.base_url, queries, entities)
         say(f"{label}: 4 clients, {ctx.args.throughput_requests} recalls")
         bodies = [
             ("recall", {"query": q["query"], "limit": RECALL_LIMIT})
@@ -330,12 +343,13 @@ def compare(ctx: Context) -> dict[str, Any]:
         data["cli"] = peer_cli.cli_walls(ctx.tools, args.cli_runs, ctx.step, say)
     for entities in args.sizes:
         queries = workload_queries(ctx.wl, entities, args.queries, args.seed)
+        unseen = workload_queries(ctx.wl, entities, args.queries, args.seed, args.seed + 1)
         size: dict[str, Any] = {"entities": entities, "runs": []}
         data["sizes"].append(size)
         for rnd in range(1, args.rounds + 1):
             for system in ("memesh", "peer"):
                 try:
-                    run = one_run(ctx, system, entities, rnd, queries)
+                    run = one_run(ctx, system, entities, rnd, queries, unseen)
                 except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
                     # One failed run is reported in its row; its pair counts for no ratio.
                     say(f"{system} {size_label(entities)} round {rnd}: FAILED: {exc}")

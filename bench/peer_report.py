@@ -45,7 +45,7 @@ def remember_rate(run: Run) -> float | None:
 
 def recall_block(run: Run, phase: str) -> dict[str, Any]:
     """The recall summary of a phase: 'cold' is the workload's own pass, right after the
-    writes; 'settled' is the same queries once the server is idle."""
+    writes; 'settled' is the pass once the server is idle (settled_words says which queries)."""
     source = run.get("workload") if phase == "cold" else run.get("settled")
     return (source or {}).get("recall") or {}
 
@@ -488,6 +488,17 @@ def cli_table(cli: dict[str, Any]) -> list[str]:
     )
 
 
+def settled_words(data: dict[str, Any]) -> str:
+    """What the settled pass asked: queries the server had not seen (runs that also record
+    `settled_repeat`), or, in rounds measured before, the workload's own queries again —
+    which memesh answers from its query-vector cache, so their ratio to the pass after the
+    writes also counts each query's first embedding."""
+    runs = [run for size in data.get("sizes", []) for run in size.get("runs", [])]
+    if runs and all("settled_repeat" in run for run in runs):
+        return "as many queries of the same kinds that the server has not seen"
+    return "the same queries again"
+
+
 def render_peer(data: dict[str, Any]) -> list[str]:
     versions = data.get("versions") or {}
     load = data.get("load_average") or {}
@@ -511,8 +522,8 @@ def render_peer(data: dict[str, Any]) -> list[str]:
         "",
         "Recall latency by query length, median of the runs' percentiles. *After the writes* "
         "is the workload's own recall pass, started as soon as its last write was answered "
-        "(for memesh, while the worker embeds the backlog); *settled* is the same queries "
-        "again once memesh has every vector and MeMesh's process is idle:",
+        f"(for memesh, while the worker embeds the backlog); *settled* is {settled_words(data)} "
+        "once memesh has every vector and MeMesh's process is idle:",
         "",
         *latency_table(data),
         "",

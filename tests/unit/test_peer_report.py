@@ -5,6 +5,7 @@ nothing."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -148,6 +149,21 @@ def test_the_section_renders_every_table_and_names_its_provenance(
     assert "| `--help` | 1.10 |" in page  # CLI wall times
     assert "stats 5" in page  # the errors the workload counted are shown
     assert "Not run yet: `.venv/bin/python -m bench.run_all --only recall`" in page
+
+
+def test_the_settled_pass_is_described_as_the_queries_it_asked(
+    peer_section: dict[str, Any],
+) -> None:
+    # Rounds measured before unseen queries replayed the workload's own (cached on memesh).
+    assert "*settled* is the same queries again" in report_render.render(
+        {"sections": {"peer": peer_section}}
+    )
+    unseen = copy.deepcopy(peer_section)
+    for size in unseen["data"]["sizes"]:
+        for run in size["runs"]:
+            run["settled_repeat"] = run.get("settled")
+    page = report_render.render({"sections": {"peer": unseen}})
+    assert "*settled* is as many queries of the same kinds that the server has not seen" in page
 
 
 def test_without_a_peer_section_the_page_says_how_to_measure_it() -> None:
