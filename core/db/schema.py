@@ -3,10 +3,12 @@ tool call of `memesh mcp` and every CLI command that touches the database call
 `migrate_if_needed`, so a fresh MEMESH_HOME works from whichever comes first.
 
 Checking costs a read of `django_migrations` and a listing of the migration files (a few
-ms); migrating happens once per home and per upgrade. Processes that start together on a fresh
-home (an agent host launching hooks and `memesh mcp` at once) take turns through an `flock` on
-a file beside the database: Django's migrate is not safe to run twice at the same time, and the one
-that waited finds nothing left to do.
+ms); migrating happens once per home and per upgrade. A new SQLite home gets its schema from a
+recording of what the migrations build (core/db/recorded_schema.py): a few ms instead of the
+~0.35 s Django spends rendering migration states, in the first process of a new home.
+Processes that start together on a fresh home (an agent host launching hooks and `memesh mcp`
+at once) take turns through an `flock` on a file beside the database: Django's migrate is not
+safe to run twice at the same time, and the one that waited finds nothing left to do.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from typing import cast
 
 from django.apps import apps
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.db.backends.sqlite3.base import DatabaseWrapper
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
+from core.db import recorded_schema
 from core.db.postgres.extensions import ensure_pgvector
 
 LOCK_SUFFIX = ".migrate-lock"
@@ -46,13 +49,18 @@ def pending_migrations() -> bool:
 
 
 def _every_file_applied() -> bool:
-    """Whether every migration module on disk is in `django_migrations`. The modules are named
-    as Django's loader names them (MigrationLoader.load_disk: the migrations package of each
-    installed app, its modules but packages and names starting with _ or ~), without
-    importing them; when every one of them is applied the migration plan is empty."""
+    """Whether every migration module on disk is in `django_migrations`: then the migration
+    plan is empty."""
     recorder = MigrationRecorder(connection)
     if not recorder.has_table():
         return False
+    return _migration_files() <= set(recorder.applied_migrations())
+
+
+def _migration_files() -> set[tuple[str, str]]:
+    """The migration modules on disk, named as Django's loader names them
+    (MigrationLoader.load_disk: the migrations package of each installed app, its modules but
+    packages and names starting with _ or ~), without importing them."""
     on_disk: set[tuple[str, str]] = set()
     for config in apps.get_app_configs():
         module_name, _explicit = MigrationLoader.migrations_module(config.label)
@@ -70,7 +78,20 @@ def _every_file_applied() -> bool:
             for module in pkgutil.iter_modules(locations)
             if not module.ispkg and module.name[0] not in "_~"
         }
-    return on_disk <= set(recorder.applied_migrations())
+    return on_disk
+
+
+def _created_from_recording() -> bool:
+    """Create the schema of an empty SQLite database from the recording of what the migrations
+    build (core/db/recorded_schema.py), when the recording stands for exactly the migration
+    files on disk; False, having done nothing, otherwise."""
+    if connection.vendor != "sqlite" or recorded_schema.recorded_migrations() != _migration_files():
+        return False
+    with transaction.atomic(), connection.cursor() as cursor:
+        if not recorded_schema.is_empty(cursor):
+            return False  # a database with tables of its own (an older schema): Django migrates
+        recorded_schema.apply(cursor)
+    return True
 
 
 def _open_lock_file() -> int | None:
@@ -152,9 +173,12 @@ def migrate_if_needed() -> bool:
 
 
 def _migrate_if_needed() -> bool:
-    if not pending_migrations():
-        return False
+    if _every_file_applied():
+        return False  # the usual answer, before any lock
     with _migration_lock():
+        # An empty database is told before Django's loader imports every migration module.
+        if _created_from_recording():
+            return True
         if not pending_migrations():  # another process migrated while this one waited
             return False
         if connection.vendor == "postgresql":
