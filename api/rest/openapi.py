@@ -100,14 +100,20 @@ ERROR_ENVELOPE: dict[str, Any] = envelope.failure_schema(list(ERROR_CODES))
 
 HEALTH_DATA: dict[str, Any] = {
     "type": "object",
-    "required": ["status", "version", "entities", "vectors"],
+    "required": ["status", "version", "entities", "vectors", "backend"],
     "properties": {
         "status": {"const": "ok"},
         "version": {"type": "string", "description": "The server's version."},
         "entities": {"type": "integer", "minimum": 0, "description": "Active entities."},
         "vectors": {
             "type": "boolean",
-            "description": "Whether the sqlite-vec extension is loaded.",
+            "description": "Whether the vector index can be searched: the sqlite-vec extension "
+            "loaded on SQLite; always on PostgreSQL, where pgvector is required.",
+        },
+        "backend": {
+            "enum": ["sqlite", "postgresql"],
+            "description": "The database that answers: SQLite (the embedded default) or "
+            "PostgreSQL (a team server, MEMESH_DATABASE_URL).",
         },
     },
 }

@@ -115,7 +115,10 @@ class HealthView(APIView):
                     "status": "ok",
                     "version": settings.VERSION,
                     "entities": entities,
-                    "vectors": getattr(connection, "vec_available", False),
+                    # pgvector is required on PostgreSQL (core/db/postgres/extensions.py).
+                    "vectors": connection.vendor == "postgresql"
+                    or getattr(connection, "vec_available", False),
+                    "backend": connection.vendor,
                 }
             )
         )

@@ -204,3 +204,28 @@ def test_a_missing_database_is_named(postgres_server: PostgresServer, tmp_path: 
 
     line = assert_refused_in_one_sentence(code, out, err)
     assert 'database "no_such_database" does not exist' in line
+
+
+def test_health_says_postgresql_answers(postgres_server: PostgresServer, tmp_path: Path) -> None:
+    url = postgres_server.url(postgres_server.fresh_database())
+    assert memesh(["migrate", "-v", "0"], tmp_path, url)[0] == 0
+    script = (
+        "import json, django\n"
+        "django.setup()\n"
+        "from django.test import Client\n"
+        "r = Client().get('/v1/health')\n"
+        "print(json.dumps({'status': r.status_code, 'body': r.json()}))\n"
+    )
+
+    done = run_python(["-c", script], memesh_env(tmp_path, MEMESH_DATABASE_URL=url))
+
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answer["status"] == 200
+    assert answer["body"]["data"] | {"version": "-"} == {
+        "status": "ok",
+        "version": "-",
+        "entities": 0,
+        "vectors": True,
+        "backend": "postgresql",
+    }

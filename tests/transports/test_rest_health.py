@@ -1,5 +1,5 @@
-"""GET /v1/health: status, version, the active entity count, whether vectors are on, and a 503
-when the database cannot be opened."""
+"""GET /v1/health: status, version, the active entity count, whether vectors are on, which
+database answers, and a 503 when the database cannot be opened."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def test_health_reports_status_version_and_the_active_entity_count(client):
     assert body["data"]["version"]
     assert body["data"]["entities"] == 2
     assert isinstance(body["data"]["vectors"], bool)
+    assert body["data"]["backend"] == "sqlite"
 
 
 def test_health_reports_status_version_and_count(client):
