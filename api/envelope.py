@@ -28,7 +28,7 @@ from rest_framework import exceptions as drf
 from core.errors import Failure, MemeshError
 from core.json_limits import JSONTooDeep
 from graph.errors import StorageError
-from graph.storage.conditions import storage_error
+from graph.storage.conditions import storage_error, unstorable_input
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def known_failure(exc: BaseException) -> Failure | None:
     caller can act on)."""
     # A locked, read-only, full or failing database (graph.storage.conditions): the caller
     # gets the condition's code and what to do about it, not a 500.
-    exc = storage_error(exc) or exc
+    exc = storage_error(exc) or unstorable_input(exc) or exc
     if isinstance(exc, StorageError):
         return Failure(exc.http_status, exc.error_code, exc.message, extra={"hint": exc.hint})
     if isinstance(exc, MemeshError):

@@ -47,6 +47,11 @@ ERROR_SENTENCES: dict[str, str] = {
     "import.bad-record": "A record in the source cannot be read; the details name it.",
     # The CLI's own (`memesh reindex`, `memesh setup`), for a page that runs the same service.
     "reindex.refused": "A reindex cannot run now; the details say why.",
+    "db.copy-source": "The copy needs a SQLite home to copy from and a PostgreSQL URL to copy to.",
+    "db.copy-target-not-empty": "The target database already holds memories; copy into an "
+    "empty one.",
+    "db.copy-interrupted": "The copy stopped part-way; run it again to resume where it stopped.",
+    "db.copy-unequal": "The copy does not match its source; the details name the table.",
     "reindex.retired-flag": "That reindex option was retired; the details name its successor.",
     "setup.no-memesh-command": "No memesh command was found to write into the host's setup.",
     "setup.invalid-config": "The host's configuration file is not valid, so it was left alone.",

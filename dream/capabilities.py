@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from django.db import connection
 from pydantic import Field
 
 # GET /v1/config's OpenAPI model is made from the TypedDicts below (api/rest/config_views.py),
@@ -17,6 +16,7 @@ from core.config_sections import config_load, masked
 from dream.llm.chain import llm_chain
 from dream.llm.probe import probe
 from graph.embedding.config import load_config
+from graph.indexing import generations
 
 
 # No docstrings: they would become descriptions in the OpenAPI document.
@@ -48,7 +48,7 @@ def config_get() -> ConfigView:
         embeddings = load_config().provider
     except Exception:  # a broken embedder section is reported, not fatal here
         embeddings = "misconfigured"
-    vectors = bool(getattr(connection, "vec_available", False))
+    vectors = generations.vectors_supported()
     capabilities: ConfigCapabilities = {
         "fts5": True,
         "vectorSearch": vectors and embeddings not in ("none", "misconfigured"),

@@ -57,9 +57,8 @@ def run_checks(*, probe: bool = True) -> list[Check]:
         # A warning while memories wait to be imported: the user sees it, doctor still passes.
         status = "warn" if original.not_imported else "ok"
         checks.append(Check("original MeMesh", status, original.sentence(), original.as_json()))
-    # A team server's PostgreSQL: its indexes come with the storage interface's Postgres
-    # implementation (docs/team-server-design.md); until then sqlite-vec, the vector
-    # generations and the SQLite indexes' consistency are not checked there.
+    # A team server's PostgreSQL: pgvector instead of sqlite-vec; the vector generations and
+    # the indexes' consistency are checked on both (graph/storage/postgres/).
     on_server = database.backend == "postgresql"
     vec_error = getattr(connection, "vec_error", "not loaded")
     if on_server:
@@ -116,9 +115,9 @@ def run_checks(*, probe: bool = True) -> list[Check]:
                 )
         else:
             checks.append(Check("embedder", "ok", f"{embedder.identity} (not probed)", info))
-    if not on_server:
-        checks.extend(_index_checks(embedder.identity if embedder else None, vec_error is None))
-        checks.append(consistency_check(consistency.check()))
+    vectors = generations.vectors_supported()
+    checks.extend(_index_checks(embedder.identity if embedder else None, vectors))
+    checks.append(consistency_check(consistency.check()))
     secrets = [config.api_key] if config.api_key else []
     for check in checks:
         check.detail = redact(check.detail, secrets)

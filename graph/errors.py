@@ -94,3 +94,35 @@ class StorageCannotOpen(StorageError):
         "running memesh may read and write it, on a file system mounted read-write: SQLite "
         "creates its -shm and -wal files beside the database, even to read."
     )
+
+
+# The same conditions on a team server's PostgreSQL (graph.storage.conditions reads its
+# SQLSTATE codes): the codes and statuses above, with what to do about a server, not a file.
+
+
+class StorageUnavailable(StorageError):
+    error_code = "storage.unavailable"
+    http_status = 503
+    sentence = "The database server cannot be reached now, so nothing was read or written"
+    hint = (
+        "Check that the PostgreSQL server in MEMESH_DATABASE_URL is up and accepts "
+        "connections; memesh connects again on the next request."
+    )
+
+
+class ServerBusy(StorageBusy):
+    sentence = (
+        "The database server gave up the write to let a concurrent one finish (a "
+        "serialization failure, a deadlock or a lock timeout), so nothing was written"
+    )
+    hint = "Retry shortly."
+
+
+class ServerReadOnly(StorageReadOnly):
+    sentence = "The database server takes no writes now (a read-only transaction or a standby)"
+    hint = "Point MEMESH_DATABASE_URL at the primary server, or retry when it accepts writes."
+
+
+class ServerFull(StorageFull):
+    sentence = "The database server is out of disk space or memory, so nothing was written"
+    hint = "Free space (or memory) on the PostgreSQL server, then retry; what is stored is intact."

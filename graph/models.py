@@ -9,11 +9,10 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from graph.storage.entities import EntityManager
+from graph.storage import backend
 from graph.storage.meta import MetaManager
 from graph.storage.outcomes import OutcomeManager
 from graph.storage.query_vectors import QueryVectorManager
-from graph.storage.vector_index import VectorManager
 
 # The trust model (docs/trust.md): a memory with a source is a fact, one without is a
 # hypothesis; confidence is an input whose default follows that status. Before migration 0005
@@ -104,7 +103,7 @@ class Entity(models.Model):
     # memory_list unless a call asks for include_expired. NULL: permanent.
     expires_at = models.DateTimeField(null=True, blank=True)
 
-    objects = EntityManager()
+    objects = backend.entity_manager()
 
     class Meta:
         verbose_name_plural = "entities"
@@ -183,7 +182,7 @@ class EntityVector(models.Model):
     # reading `embedding` never loads it.
     pieces = models.BinaryField(null=True, default=None)
 
-    objects = VectorManager()
+    objects = backend.vector_manager()
 
     class Meta:
         constraints = [

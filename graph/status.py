@@ -216,7 +216,7 @@ def configured_embedder() -> tuple[str | None, str | None]:
 def vector_index_state() -> VectorIndexState:
     connection.ensure_connection()
     embedder, embedder_error = configured_embedder()
-    available = bool(getattr(connection, "vec_available", False))
+    available = generations.vectors_supported()
     if not available:
         return VectorIndexState(
             available, embedder, embedder_error, None, 0, 0, None, False, 0, 0, None

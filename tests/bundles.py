@@ -9,6 +9,7 @@ from django.db import connection
 
 from graph.models import Entity
 from graph.ops.bundle import EXPORT, IMPORT
+from graph.storage import backend
 from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS
 from tests.helpers import CTX, remember
 
@@ -49,11 +50,20 @@ def wipe() -> None:
 
 
 def index_rows() -> dict[str, list[tuple[int, str, str]]]:
+    """Each keyword index's rows (id, head, body), by SQLite's table name: FTS5's tables, or
+    on PostgreSQL the stored text of each index's rows (graph_keyword_doc)."""
     out = {}
     with connection.cursor() as cur:
         for table in (LIVE_FTS, ARCHIVED_FTS):
-            cur.execute(f"SELECT rowid, head, body FROM {table} ORDER BY rowid")
-            out[table] = cur.fetchall()
+            if backend.on_postgres():
+                cur.execute(
+                    "SELECT entity_id, head, body FROM graph_keyword_doc WHERE archived = %s "
+                    "ORDER BY entity_id",
+                    [table == ARCHIVED_FTS],
+                )
+            else:
+                cur.execute(f"SELECT rowid, head, body FROM {table} ORDER BY rowid")
+            out[table] = [tuple(row) for row in cur.fetchall()]
     return out
 
 

@@ -8,6 +8,7 @@ process), e2e/ (real OS processes).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -141,13 +142,22 @@ def transcript_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     state_path().unlink(missing_ok=True)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """schemathesis names each operation's test `test_…[GET /v1/health]` but gives all of them
     one node id; pytest-xdist tells tests apart by node id and would run only one of them.
-    Every item's node id carries its own name's parameter part."""
+    Every item's node id carries its own name's parameter part.
+
+    On PostgreSQL (MEMESH_TEST_BACKEND=postgresql: tests/services/test_storage_on_postgres.py)
+    the tests of SQLite's own machinery (`sqlite_only`) are deselected, not skipped: they have
+    no PostgreSQL meaning, and the SQLite run of the same suite runs them."""
     from _pytest.nodeid import NodeId  # pytest 9 keeps the node id structured, in Node._id
 
     for item in items:
         name = item.name
         if "[" in name and not item.nodeid.endswith("]"):
             item._id = NodeId.parse(item.nodeid + name[name.index("[") :])  # type: ignore[attr-defined]
+    if os.environ.get("MEMESH_TEST_BACKEND") == "postgresql":
+        sqlite_only = [item for item in items if item.get_closest_marker("sqlite_only")]
+        if sqlite_only:
+            config.hook.pytest_deselected(items=sqlite_only)
+            items[:] = [item for item in items if not item.get_closest_marker("sqlite_only")]

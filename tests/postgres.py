@@ -9,13 +9,17 @@ connections (it polls; it does not sleep a fixed time). Each test gets a databas
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
+import shutil
+import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -51,6 +55,39 @@ class PostgresServer:
             )
         )
         return name
+
+    def test_database_settings(self) -> dict[str, Any]:
+        """DATABASES["default"] for a test run on this server: Django connects to the
+        maintenance database and creates its test database beside it."""
+        from core.db.postgres.url import database_settings
+
+        entry = database_settings(self.url("postgres"), conn_max_age=0)
+        entry["TEST"] = {"NAME": f"memesh_test_{os.getpid()}"}
+        return entry
+
+
+_process_server: PostgresServer | None = None
+
+
+def process_server() -> PostgresServer:
+    """This process's own server, started on first use and stopped at exit: what the test
+    settings use when the whole run is on PostgreSQL (MEMESH_TEST_BACKEND=postgresql)."""
+    global _process_server
+    if _process_server is None:
+        data = Path(tempfile.mkdtemp(prefix="memesh-test-postgres-")) / "data"
+        with quiet():
+            import pgserver
+
+            server = pgserver.get_server(data, cleanup_mode="stop")
+
+        def stop() -> None:
+            with quiet():
+                server.cleanup()
+            shutil.rmtree(data.parent, ignore_errors=True)
+
+        atexit.register(stop)
+        _process_server = PostgresServer(data=data, admin_url=server.get_uri())
+    return _process_server
 
 
 @pytest.fixture(scope="session")

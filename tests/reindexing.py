@@ -22,6 +22,8 @@ from graph.indexing import embedding_pass, generations, reindex
 from graph.indexing.generations import LIVE_KEY, STAGING_KEY
 from graph.indexing.reindex import ReindexResult
 from graph.models import Entity, EntityVector, MetaEntry, Status
+from graph.storage import backend
+from graph.storage.postgres.vector_tables import table_name as postgres_table_name
 from graph.storage.vector_index import table_name
 from tests.fakes.embedding_server import FakeEmbeddingServer, Reply
 from tests.helpers import remember
@@ -96,7 +98,13 @@ def rows(generation: int) -> list[tuple[int, str, bytes]]:
 
 
 def bit_rowids(generation: int) -> list[int]:
+    """The ids in a generation's index table: vec0 rowids on SQLite, the pgvector table's
+    entity ids on PostgreSQL."""
     with connection.cursor() as cur:
+        if backend.on_postgres():
+            table = postgres_table_name(generation)
+            cur.execute(f"SELECT entity_id FROM {table} ORDER BY entity_id")
+            return [row[0] for row in cur.fetchall()]
         cur.execute(f"SELECT rowid FROM {table_name(generation)} ORDER BY rowid")
         return [row[0] for row in cur.fetchall()]
 

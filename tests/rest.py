@@ -7,6 +7,9 @@ from typing import Any
 
 from django.db import connection
 
+from graph.storage import backend
+from graph.storage.keyword.tables import ARCHIVED_FTS
+
 ONE_MB = 1024 * 1024
 
 
@@ -40,9 +43,17 @@ def assert_error(response: Any, status: int, error_code: str) -> dict[str, Any]:
 
 
 def fts_count(table: str, token: str) -> int:
+    """Rows of the keyword index `table` (SQLite's name: live or archived) holding `token`;
+    on PostgreSQL, that index's postings of the term."""
     with connection.cursor() as cur:
-        cur.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH %s", [f'"{token}"'])
-        return cur.fetchone()[0]
+        if backend.on_postgres():
+            cur.execute(
+                "SELECT count(*) FROM graph_keyword_posting WHERE archived = %s AND term = %s",
+                [table == ARCHIVED_FTS, token],
+            )
+        else:
+            cur.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH %s", [f'"{token}"'])
+        return int(cur.fetchone()[0])
 
 
 def asgi_scope(

@@ -47,3 +47,11 @@ CURSOR_DIR = _hosts_home / ".cursor"
 # file database named after NAME unless the test NAME is ":memory:" (it only recognises the
 # stock sqlite3 engine by name, not core.db).
 DATABASES["default"]["TEST"] = {"NAME": ":memory:"}  # noqa: F405
+
+# MEMESH_TEST_BACKEND=postgresql: the same tests on PostgreSQL + pgvector (tests/postgres.py
+# starts this process's own server, before pytest-django creates its test database; each
+# xdist worker gets a database of its own, named after it).
+if os.environ.get("MEMESH_TEST_BACKEND") == "postgresql":
+    from tests.postgres import process_server
+
+    DATABASES = {"default": process_server().test_database_settings()}

@@ -16,7 +16,9 @@ from django.db import connection
 from graph.indexing import embedding_pass, generations, query_cache
 from graph.models import Entity, MetaEntry
 from graph.search.text import embedding_text, text_hash
+from graph.storage import backend
 from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS
+from graph.storage.postgres.vector_tables import table_name as postgres_table_name
 from graph.storage.vector_index import table_name
 from tests.fakes.embedding_server import FakeEmbeddingServer
 
@@ -56,6 +58,17 @@ def reset_index_tables() -> None:
     The flush after a transaction=True test empties only the model tables; FTS rows and vec0
     tables of generation N would leak into a later test that reuses the ids or the number.
     """
+    if backend.on_postgres():
+        # Its index tables are ordinary tables outside the models: emptied and dropped
+        # through the storage layer's own methods.
+        from graph.models import EntityVector
+        from graph.storage.cursor import cursor
+
+        with cursor() as cur:
+            Entity.objects._index_clear(cur)
+        for generation in EntityVector.objects.generations_present():
+            EntityVector.objects.drop_generation(generation)
+        return
     with connection.cursor() as cur:
         for table in (LIVE_FTS, ARCHIVED_FTS):
             cur.execute(f"DELETE FROM {table}")
@@ -84,8 +97,12 @@ def live_hashes() -> dict[int, str]:
 
 
 def bit_rowids(generation: int) -> set[int]:
-    """Rowids in a generation's vec0 table (the sign-bit half of each vector)."""
+    """Rowids in a generation's vec0 table (the sign-bit half of each vector); on PostgreSQL,
+    the entity ids in its pgvector table (the indexed half)."""
     with connection.cursor() as cur:
+        if backend.on_postgres():
+            cur.execute(f"SELECT entity_id FROM {postgres_table_name(generation)}")
+            return {row[0] for row in cur.fetchall()}
         cur.execute(f"SELECT rowid FROM {table_name(generation)}")
         return {row[0] for row in cur.fetchall()}
 

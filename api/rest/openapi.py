@@ -59,6 +59,7 @@ ERROR_CODES: tuple[str, ...] = (
     "storage.full",
     "storage.io-error",
     "storage.cannot-open",
+    "storage.unavailable",
     # A database memesh did not create (core/errors.py's ForeignDatabase): never written.
     "storage.foreign-database",
 )
@@ -88,9 +89,10 @@ ERROR_RESPONSES: dict[int, str] = {
     "(`native_message_too_large`).",
     500: "Unexpected server-side failure (`server.internal`).",
     503: "The database is busy (`storage.busy`), read-only (`storage.read-only`), cannot be "
-    "opened (`storage.cannot-open`) or its disk failed (`storage.io-error`), each with a "
-    "`hint`; or it is not memesh's own (`storage.foreign-database`: the original MeMesh's or "
-    "another program's, never written); or a remote listener has no token configured "
+    "opened (`storage.cannot-open`), its disk failed (`storage.io-error`) or its server cannot "
+    "be reached (`storage.unavailable`), each with a `hint`; or it is not memesh's own "
+    "(`storage.foreign-database`: the original MeMesh's or another program's, never "
+    "written); or a remote listener has no token configured "
     "(`auth.not-configured`).",
     507: "The disk holding the database is full (`storage.full`, with a `hint`); nothing was "
     "written.",

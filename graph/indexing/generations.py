@@ -1,6 +1,7 @@
 """Vector index generations: which vec0 table is live, which one a reindex is building.
 
-A *generation* is one vec0 table (graph/storage/vector_index.py) in one embedding space, recorded in
+A *generation* is one vec0 table (graph/storage/vector_index.py; on PostgreSQL one pgvector
+table, graph/storage/postgres/vectors.py) in one embedding space, recorded in
 MetaEntry `vectors.live` as {generation, provider, model, identity, dimensions}. Every writer
 (the embedding pass, graph/indexing/embedding_pass.py) writes the live generation only, and only
 when the configured embedder has the live generation's identity: vectors of two spaces never
@@ -24,6 +25,7 @@ from django.utils import timezone
 
 from graph.embedding.base import Embedder, EmbedderError
 from graph.models import EntityVector, MetaEntry
+from graph.storage import backend
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +93,10 @@ def live_generation() -> Generation | None:
 
 
 def vectors_supported() -> bool:
-    """sqlite-vec is loaded on this connection."""
+    """sqlite-vec is loaded on this connection; on PostgreSQL, always: pgvector is there
+    before any migration runs (core/db/schema.py refuses a database without it)."""
+    if backend.on_postgres():
+        return True
     connection.ensure_connection()
     return bool(getattr(connection, "vec_available", False))
 

@@ -31,7 +31,7 @@ from graph.models import Tag
 from graph.ops.kit.fields import Output, StrictInput, valid_text
 from graph.ops.kit.writes import index_after_write
 from graph.project_tags import MAX_PROJECT_CHARS, PROJECT_TAG_PREFIX, project_of, project_tag
-from graph.storage.backup import database_backup, database_file
+from graph.storage.backup import backup_refusal, database_backup, database_file
 
 BACKUP_DIR = "backups"
 BACKUP_PREFIX = "kg-before-rename-project-"
@@ -123,6 +123,12 @@ def restore_command(backup: Path, database: Path) -> str:
 
 
 def _backup() -> Path:
+    if (refusal := backup_refusal()) is not None:
+        # A merge cannot be undone by renaming back: no rename without a copy to restore.
+        raise OperationFailed(
+            f"{refusal}. A rename is applied only after a copy it can be restored from (a "
+            "merge cannot be undone by renaming back), so nothing was changed"
+        )
     folder = memesh_home() / BACKUP_DIR
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     target = folder / f"{BACKUP_PREFIX}{stamp}.db"

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import connection
 from pydantic import Field
 
+from core.db.postgres.extensions import server_info
 from core.redact import redact
 from graph.embedding import provider
 from graph.embedding.base import EmbedderError
@@ -52,9 +53,11 @@ class PingEmbedder(Output):
 
 
 class PingBackend(Output):
-    engine: str = Field(description="`sqlite`.")
-    version: str = Field(description="The SQLite library's version.")
-    vectors: bool = Field(description="Whether the sqlite-vec extension is loaded.")
+    engine: str = Field(description="`sqlite`, or `postgresql` on a team server's database.")
+    version: str = Field(description="The SQLite library's version (the server's on PostgreSQL).")
+    vectors: bool = Field(
+        description="Whether the sqlite-vec extension is loaded (pgvector is, on PostgreSQL)."
+    )
     memories: int = Field(description="Active memories.")
 
 
@@ -119,18 +122,23 @@ def _embedder(probe: bool) -> PingEmbedder:
 
 def memesh_ping(*, data: PingInput, ctx: CallContext) -> PingOutput:
     connection.ensure_connection()
-    with connection.cursor() as cur:
-        cur.execute("SELECT sqlite_version()")
-        (sqlite_version,) = cur.fetchone()
+    if connection.vendor == "postgresql":
+        info = server_info(connection)
+        engine, engine_version, vectors = "postgresql", info.version, info.pgvector is not None
+    else:
+        with connection.cursor() as cur:
+            cur.execute("SELECT sqlite_version()")
+            (engine_version,) = cur.fetchone()
+        engine, vectors = "sqlite", bool(getattr(connection, "vec_available", False))
     return PingOutput(
         message=data.message if data.message is not None else "pong",
         version=str(settings.VERSION),
         agent=PingAgent(source_host=ctx.source_host, project=ctx.project),
         embedder=_embedder(data.probe),
         backend=PingBackend(
-            engine="sqlite",
-            version=str(sqlite_version),
-            vectors=bool(getattr(connection, "vec_available", False)),
+            engine=engine,
+            version=str(engine_version),
+            vectors=vectors,
             memories=Entity.objects.filter(status=Status.ACTIVE).count(),
         ),
     )

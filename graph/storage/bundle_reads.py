@@ -87,6 +87,9 @@ _SQL_COUNT = "SELECT COUNT(*) FROM graph_entity AS e WHERE e.status = 'active'{f
 
 
 class BundleReadQueries:
+    # SQLite's statement (graph/storage/postgres/bundle_reads.py has PostgreSQL's).
+    _sql_entries = _SQL_ENTRIES
+
     def bundle_entries_json(
         self, filters: EntityFilters, after_id: int, limit: int
     ) -> list[tuple[int, str]]:
@@ -94,7 +97,7 @@ class BundleReadQueries:
         that `filters` keep, in id order."""
         sql, params = filters.sql()
         with cursor() as cur:
-            cur.execute(_SQL_ENTRIES.format(filters=sql), [after_id, *params, limit])
+            cur.execute(self._sql_entries.format(filters=sql), [after_id, *params, limit])
             # The driver's rows as they come (an INTEGER and a TEXT column): a tuple rebuilt
             # per row cost a few percent of a 10k export.
             return cast(list[tuple[int, str]], cur.fetchall())

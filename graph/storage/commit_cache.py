@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from graph.storage.cursor import change_token
+from graph.storage.cursor import ChangeToken, change_token
 
 T = TypeVar("T")
 MAX_KEPT = 8
@@ -25,7 +25,7 @@ MAX_KEPT = 8
 
 @dataclass
 class _Kept:
-    token: tuple[object, int, int] | None = None
+    token: ChangeToken | None = None
     values: dict[Hashable, Any] = field(default_factory=dict)
 
 

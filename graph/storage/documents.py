@@ -80,6 +80,10 @@ WHERE id = ?
 class DocumentQueries(models.Manager):
     """The entity-table half of Entity.objects."""
 
+    # The statements in SQLite's dialect (graph/storage/postgres/documents.py has PostgreSQL's).
+    _sql_entity_fields = _SQL_ENTITY_FIELDS
+    _sql_add_impact = _SQL_ADD_IMPACT
+
     def embedding_texts(self, entity_ids: Sequence[int]) -> dict[int, str]:
         """The text each of these entities' vector is built from (active entities only)."""
         ids = sorted(set(entity_ids))
@@ -114,7 +118,7 @@ class DocumentQueries(models.Manager):
     def _documents_into(self, docs: dict[int, EntityDocument], ids: list[int]) -> None:
         marks = placeholders(len(ids))
         with cursor() as cur:
-            cur.execute(_SQL_ENTITY_FIELDS.format(ids=marks), ids)
+            cur.execute(self._sql_entity_fields.format(ids=marks), ids)
             rows = cur.fetchall()
             # One parse for every row's metadata: a json.loads call per entity cost a fifth of
             # a whole-graph read.
@@ -181,10 +185,14 @@ class DocumentQueries(models.Manager):
         fields, sql = _insert_statement(self.model, db)
         values = [f.get_db_prep_save(f.pre_save(entity, True), db) for f in fields]
         with cursor() as cur:
-            cur.execute(sql, values)
-            entity.pk = cur.lastrowid
+            entity.pk = self._insert_row(cur, sql, values)
         entity._state.adding = False
         entity._state.db = self.db
+
+    def _insert_row(self, cur: Any, sql: str, values: list[Any]) -> int:
+        """Run the INSERT `sql` and return the new row's id."""
+        cur.execute(sql, values)
+        return int(cur.lastrowid)
 
     def observations_append(self, entity_id: int, texts: Sequence[str], when: datetime) -> None:
         if texts:
@@ -221,7 +229,7 @@ class DocumentQueries(models.Manager):
         rows = [(hits, misses, entity_id) for entity_id, (hits, misses) in deltas.items()]
         if rows:
             with cursor() as cur:
-                cur.executemany(_SQL_ADD_IMPACT, rows)
+                cur.executemany(self._sql_add_impact, rows)
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db import models
 
-from graph.storage.cursor import change_token, cursor, db_time
+from graph.storage.cursor import ChangeToken, change_token, cursor, db_time
 from graph.storage.project_scope import project_scope_condition, project_scope_sql
 
 # Params: the namespace; the tag (the project scope's are graph.storage.project_scope's).
@@ -98,7 +98,7 @@ class EntityFilters:
 class _KeptScopes:
     """One thread's last scoped_ids answers and the change token they were read under."""
 
-    token: tuple[object, int, int] | None = None
+    token: ChangeToken | None = None
     ids: dict[EntityFilters, tuple[int, ...]] = field(default_factory=dict)
 
 
@@ -115,6 +115,11 @@ def _scoped_ids_kept() -> _KeptScopes:
 
 class EntityScopeQueries(models.Manager):
     """Which active entities a scope holds, a part of Entity.objects."""
+
+    # SQLite's statements, with its planner hints (graph/storage/postgres/scopes.py has
+    # PostgreSQL's, whose planner takes no hints).
+    _sql_scoped_ids = _SQL_SCOPED_IDS
+    _sql_expired_exist = _SQL_EXPIRED_EXIST
 
     def scoped_ids(
         self,
@@ -141,7 +146,7 @@ class EntityScopeQueries(models.Manager):
             return list(kept.ids[filters])
         sql, params = filters.sql()
         with cursor() as cur:
-            cur.execute(_SQL_SCOPED_IDS.format(filters=sql), params)
+            cur.execute(self._sql_scoped_ids.format(filters=sql), params)
             ids = [row[0] for row in cur.fetchall()]
         if token is not None:
             if kept.token != token or len(kept.ids) >= _SCOPED_IDS_KEPT:
@@ -153,5 +158,5 @@ class EntityScopeQueries(models.Manager):
         """Whether any active memory has expired by `now`: only then does a recall pay for the
         expiry filter (one probe of the expires_at index)."""
         with cursor() as cur:
-            cur.execute(_SQL_EXPIRED_EXIST, [db_time(now)])
+            cur.execute(self._sql_expired_exist, [db_time(now)])
             return cur.fetchone() is not None

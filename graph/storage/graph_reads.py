@@ -17,6 +17,7 @@ Entity types are bound values (`{types}` is a run of `?` placeholders), never SQ
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from graph.storage.cursor import cursor, placeholders
@@ -47,32 +48,32 @@ _RELATION_JSON = "json_object('from', f.name, 'to', t.name, 'type', r.type)"
 # Params: the capped types. Result: the node of every entity of another type, most recently
 # used first (every status: the full view shows archived memories too, as the reference's
 # does).
-_SQL_UNCAPPED_NODES = f"""
-SELECT {_NODE_JSON} FROM graph_entity AS e WHERE e.type NOT IN ({{types}})
-ORDER BY {_LAST_USED} DESC, e.id DESC
+_SQL_UNCAPPED_NODES = """
+SELECT {node} FROM graph_entity AS e WHERE e.type NOT IN ({types})
+ORDER BY {last_used} DESC, e.id DESC
 """
 # Params: the capped types, limit. Result: the first `limit` of those nodes (a drawing's).
 # The inner query orders ids alone, so only `limit` nodes are built (the query above builds
 # every node before it sorts); the outer ORDER BY keeps the inner one's order.
-_SQL_UNCAPPED_FIRST_NODES = f"""
-SELECT {_NODE_JSON}
-FROM (SELECT e.id, {_LAST_USED} AS used FROM graph_entity AS e WHERE e.type NOT IN ({{types}})
+_SQL_UNCAPPED_FIRST_NODES = """
+SELECT {node}
+FROM (SELECT e.id, {last_used} AS used FROM graph_entity AS e WHERE e.type NOT IN ({types})
       ORDER BY used DESC, e.id DESC LIMIT ?) AS first
 JOIN graph_entity AS e ON e.id = first.id
 ORDER BY first.used DESC, e.id DESC
 """
 # Params: the capped types, limit. Result: the nodes of the newest entities of those types,
 # newest first. The inner query picks them by id first, so only `limit` nodes are built.
-_SQL_NEWEST_NODES = f"""
-SELECT {_NODE_JSON}
-FROM (SELECT id FROM graph_entity WHERE type IN ({{types}})
+_SQL_NEWEST_NODES = """
+SELECT {node}
+FROM (SELECT id FROM graph_entity WHERE type IN ({types})
       ORDER BY created_at DESC, id DESC LIMIT ?) AS newest
 JOIN graph_entity AS e ON e.id = newest.id
 ORDER BY e.created_at DESC, e.id DESC
 """
 # Result: every relation, in creation order.
-_SQL_ALL_RELATIONS = f"""
-SELECT {_RELATION_JSON}
+_SQL_ALL_RELATIONS = """
+SELECT {relation}
 FROM graph_relation AS r
 JOIN graph_entity AS f ON f.id = r.from_entity_id
 JOIN graph_entity AS t ON t.id = r.to_entity_id
@@ -80,16 +81,16 @@ ORDER BY r.id
 """
 # Params: the layer's types. Result: the nodes of its active entities, most recently used
 # first.
-_SQL_LAYER_NODES = f"""
-SELECT {_NODE_JSON} FROM graph_entity AS e WHERE e.status = 'active' AND e.type IN ({{types}})
-ORDER BY {_LAST_USED} DESC, e.id DESC
+_SQL_LAYER_NODES = """
+SELECT {node} FROM graph_entity AS e WHERE e.status = 'active' AND e.type IN ({types})
+ORDER BY {last_used} DESC, e.id DESC
 """
 # Params: the layer's types, limit. Result: the first `limit` of those nodes (a drawing's),
 # built after their ids are ordered, as _SQL_UNCAPPED_FIRST_NODES.
-_SQL_LAYER_FIRST_NODES = f"""
-SELECT {_NODE_JSON}
-FROM (SELECT e.id, {_LAST_USED} AS used FROM graph_entity AS e
-      WHERE e.status = 'active' AND e.type IN ({{types}})
+_SQL_LAYER_FIRST_NODES = """
+SELECT {node}
+FROM (SELECT e.id, {last_used} AS used FROM graph_entity AS e
+      WHERE e.status = 'active' AND e.type IN ({types})
       ORDER BY used DESC, e.id DESC LIMIT ?) AS first
 JOIN graph_entity AS e ON e.id = first.id
 ORDER BY first.used DESC, e.id DESC
@@ -101,13 +102,13 @@ _SQL_COUNT_OF_TYPES = "SELECT COUNT(*) FROM graph_entity WHERE type IN ({types})
 _SQL_COUNT_LAYER = "SELECT COUNT(*) FROM graph_entity WHERE status = 'active' AND type IN ({types})"
 # Params: the layer's types, twice. Result: the relations whose two ends are active entities
 # of the layer, in creation order.
-_SQL_LAYER_RELATIONS = f"""
-SELECT {_RELATION_JSON}
+_SQL_LAYER_RELATIONS = """
+SELECT {relation}
 FROM graph_relation AS r
 JOIN graph_entity AS f ON f.id = r.from_entity_id
 JOIN graph_entity AS t ON t.id = r.to_entity_id
 WHERE f.status = 'active' AND t.status = 'active'
-  AND f.type IN ({{types}}) AND t.type IN ({{types}})
+  AND f.type IN ({types}) AND t.type IN ({types})
 ORDER BY r.id
 """
 # Params: relation type, the layer's types. Result: name of each active entity of the layer
@@ -133,6 +134,44 @@ LIMIT ?
 """
 
 
+@dataclass(frozen=True, slots=True)
+class GraphViewStatements:
+    """The view's statements that build JSON in one dialect: the templates above with a
+    dialect's node and relation objects and its "most recently used" (graph/storage/postgres/
+    graph_reads.py has PostgreSQL's); `{types}` is left for the types' placeholders."""
+
+    uncapped_nodes: str
+    uncapped_first_nodes: str
+    newest_nodes: str
+    all_relations: str
+    layer_nodes: str
+    layer_first_nodes: str
+    layer_relations: str
+
+    @classmethod
+    def of(cls, *, node: str, relation: str, last_used: str) -> GraphViewStatements:
+        parts = {"node": node, "relation": relation, "last_used": last_used, "types": "{types}"}
+        return cls(
+            *(
+                template.format(**parts)
+                for template in (
+                    _SQL_UNCAPPED_NODES,
+                    _SQL_UNCAPPED_FIRST_NODES,
+                    _SQL_NEWEST_NODES,
+                    _SQL_ALL_RELATIONS,
+                    _SQL_LAYER_NODES,
+                    _SQL_LAYER_FIRST_NODES,
+                    _SQL_LAYER_RELATIONS,
+                )
+            )
+        )
+
+
+SQLITE_STATEMENTS = GraphViewStatements.of(
+    node=_NODE_JSON, relation=_RELATION_JSON, last_used=_LAST_USED
+)
+
+
 def _column(sql: str, params: list[object]) -> list[Any]:
     with cursor() as cur:
         cur.execute(sql, params)
@@ -150,6 +189,8 @@ def _count(sql: str, params: list[object]) -> int:
 
 
 class GraphReadQueries:
+    _graph_sql = SQLITE_STATEMENTS
+
     def nodes_capping_types_json(
         self, capped: Collection[str], cap: int, limit: int | None = None
     ) -> list[str]:
@@ -159,13 +200,15 @@ class GraphReadQueries:
         types = sorted(capped)
         marks = placeholders(len(types))
         if limit is None:
-            first = _texts(_SQL_UNCAPPED_NODES.format(types=marks), [*types])
+            first = _texts(self._graph_sql.uncapped_nodes.format(types=marks), [*types])
         else:
-            first = _texts(_SQL_UNCAPPED_FIRST_NODES.format(types=marks), [*types, limit])
+            first = _texts(
+                self._graph_sql.uncapped_first_nodes.format(types=marks), [*types, limit]
+            )
             cap = min(cap, limit - len(first))
         if cap <= 0:
             return first
-        return first + _texts(_SQL_NEWEST_NODES.format(types=marks), [*types, cap])
+        return first + _texts(self._graph_sql.newest_nodes.format(types=marks), [*types, cap])
 
     def count_capping_types(self, capped: Collection[str], cap: int) -> int:
         """How many nodes nodes_capping_types_json holds without a limit."""
@@ -176,7 +219,7 @@ class GraphReadQueries:
 
     def relations_json(self) -> list[str]:
         """Every relation, `{from, to, type}` as JSON text."""
-        return _texts(_SQL_ALL_RELATIONS, [])
+        return _texts(self._graph_sql.all_relations, [])
 
     def layer_nodes_json(self, types: Collection[str], limit: int | None = None) -> list[str]:
         """The nodes (JSON text) of the active entities of these types, most recently used
@@ -184,8 +227,8 @@ class GraphReadQueries:
         ordered = sorted(types)
         marks = placeholders(len(ordered))
         if limit is None:
-            return _texts(_SQL_LAYER_NODES.format(types=marks), [*ordered])
-        return _texts(_SQL_LAYER_FIRST_NODES.format(types=marks), [*ordered, limit])
+            return _texts(self._graph_sql.layer_nodes.format(types=marks), [*ordered])
+        return _texts(self._graph_sql.layer_first_nodes.format(types=marks), [*ordered, limit])
 
     def layer_count(self, types: Collection[str]) -> int:
         """How many nodes layer_nodes_json holds without a limit."""
@@ -196,7 +239,7 @@ class GraphReadQueries:
         """The relations between active entities of these types, `{from, to, type}` as JSON
         text."""
         ordered = sorted(types)
-        sql = _SQL_LAYER_RELATIONS.format(types=placeholders(len(ordered)))
+        sql = self._graph_sql.layer_relations.format(types=placeholders(len(ordered)))
         return _texts(sql, [*ordered, *ordered])
 
     def incoming_counts(self, relation_type: str, types: Collection[str]) -> dict[str, int]:

@@ -10,8 +10,9 @@ from django.db import models
 
 from graph.storage.cursor import cursor
 
-# Params: key. Result: the JSON text of its value (JSONField stores text in SQLite).
-_SQL_VALUE = "SELECT value FROM graph_metaentry WHERE key = ?"
+# Params: key. Result: the JSON text of its value (JSONField stores text in SQLite; the cast
+# turns PostgreSQL's jsonb into the same text, where the driver would parse it).
+_SQL_VALUE = "SELECT CAST(value AS TEXT) FROM graph_metaentry WHERE key = ?"
 
 
 class MetaManager(models.Manager):

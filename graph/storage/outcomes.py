@@ -8,15 +8,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from django.db import models
+from django.db import connection, models
 
 from graph.storage.cursor import cursor, db_time, placeholders
 
 # Params per row: session, entity id, created_at, updated_at. A row already there keeps its
-# outcome: a memory cited before a recall's batched flush stays a hit.
+# outcome: a memory cited before a recall's batched flush stays a hit. PostgreSQL has no
+# INSERT OR IGNORE; SQLite reads its ON CONFLICT DO NOTHING too, but a quarter slower.
 _SQL_RETURNED_INSERT = """
 INSERT OR IGNORE INTO graph_sessionoutcome (session_id, entity_id, outcome, created_at, updated_at)
 VALUES (?, ?, 'returned', ?, ?)
+"""
+_SQL_RETURNED_INSERT_POSTGRES = """
+INSERT INTO graph_sessionoutcome (session_id, entity_id, outcome, created_at, updated_at)
+VALUES (?, ?, 'returned', ?, ?)
+ON CONFLICT (session_id, entity_id) DO NOTHING
 """
 # Params: session, ids. Result: entity_id, outcome of those of the ids the session has a row for.
 _SQL_OUTCOMES_OF = """
@@ -51,8 +57,11 @@ class OutcomeManager(models.Manager):
             at = db_time(when)
             rows.append((session_id, entity_id, at, at))
         if rows:
+            postgres = connection.vendor == "postgresql"
             with cursor() as cur:
-                cur.executemany(_SQL_RETURNED_INSERT, rows)
+                cur.executemany(
+                    _SQL_RETURNED_INSERT_POSTGRES if postgres else _SQL_RETURNED_INSERT, rows
+                )
 
     def outcomes_of(self, session_id: str, entity_ids: Sequence[int]) -> dict[int, str]:
         """entity id -> outcome, for those of these ids the session has a row for."""

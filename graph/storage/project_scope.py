@@ -57,7 +57,9 @@ class ProjectScopeCondition(Expression):
         self.project = project
 
     def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[str | int]]:
-        alias = connection.ops.quote_name(compiler.query.get_initial_alias())
+        # As Django names it: a table quoted, an alias (`U0`) bare (PostgreSQL folds a bare
+        # name to lower case, so a quoted "U0" would name no table there).
+        alias = compiler.quote_name_unless_alias(compiler.query.get_initial_alias())
         sql = _SQL_PROJECT_SCOPE.format(e=alias).removeprefix(" AND ")
         # Django's SQL uses %s placeholders (its SQLite cursor turns them into ?).
         return sql.replace("?", "%s"), [str(p) for p in _params(self.project)]

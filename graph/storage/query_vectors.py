@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from django.db import models
+from django.db import connection, models, transaction
 
 from graph.storage.cursor import cursor, db_time
 
@@ -22,18 +22,36 @@ MAX_ROWS = 4096
 
 # Params: key. Result: the float32 blob.
 _SQL_FIND = "SELECT vector FROM graph_queryvector WHERE key = ?"
-# Params per row: key, blob, created_at.
-_SQL_STORE = "INSERT OR REPLACE INTO graph_queryvector (key, vector, created_at) VALUES (?, ?, ?)"
-# Params: rows kept. Deletes every row older than the newest `kept`.
+# Params per row: key, blob, created_at. A key stored again takes the new row (an UPSERT both
+# SQLite and PostgreSQL read alike).
+_SQL_STORE = """
+INSERT INTO graph_queryvector (key, vector, created_at) VALUES (?, ?, ?)
+ON CONFLICT (key) DO UPDATE SET vector = excluded.vector, created_at = excluded.created_at
+"""
+# Params: rows kept. Deletes every row older than the newest `kept` (SQLite's OFFSET needs a
+# LIMIT, -1 for none; PostgreSQL's takes none and refuses a negative one).
 _SQL_PRUNE = (
     "DELETE FROM graph_queryvector WHERE key IN (SELECT key FROM graph_queryvector"
     " ORDER BY created_at DESC, key LIMIT -1 OFFSET ?)"
+)
+_SQL_PRUNE_POSTGRES = (
+    "DELETE FROM graph_queryvector WHERE key IN (SELECT key FROM graph_queryvector"
+    " ORDER BY created_at DESC, key OFFSET ?)"
 )
 
 
 class QueryVectorManager(models.Manager):
     def find(self, key: str) -> bytes | None:
         """The stored float32 vector under `key`, or None."""
+        if connection.vendor == "postgresql" and connection.in_atomic_block:
+            # In a savepoint: PostgreSQL refuses every later statement of a transaction in
+            # which one failed, and the caller treats a failed read as a cache miss
+            # (graph.indexing.query_cache), so the failure must end here.
+            with transaction.atomic():
+                return self._find(key)
+        return self._find(key)
+
+    def _find(self, key: str) -> bytes | None:
         with cursor() as cur:
             cur.execute(_SQL_FIND, [key])
             row = cur.fetchone()
@@ -47,4 +65,5 @@ class QueryVectorManager(models.Manager):
         when = db_time(now)
         with cursor() as cur:
             cur.executemany(_SQL_STORE, [(key, blob, when) for key, blob in rows])
-            cur.execute(_SQL_PRUNE, [MAX_ROWS])
+            prune = _SQL_PRUNE_POSTGRES if connection.vendor == "postgresql" else _SQL_PRUNE
+            cur.execute(prune, [MAX_ROWS])

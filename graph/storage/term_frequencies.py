@@ -13,12 +13,17 @@ changes that key, and what was kept under the old one is dropped. Writes to othe
 worker's vectors, access counts) leave it alone, so a settled server or one embedding its
 backlog answers from memory. Inside an atomic block nothing is kept: its writes may still
 roll back.
+
+On PostgreSQL the counts come from the posting table and the state from the index totals'
+write counters (graph/storage/postgres/keyword_frequencies.py, passed in as the `source`);
+what is kept, and when it is dropped, is the same.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from typing import Protocol
 
 from django.db import connection
 
@@ -43,8 +48,20 @@ MAX_KEPT_TERMS = 50_000
 State = tuple[tuple[int, bytes], ...]
 
 
+class Source(Protocol):
+    """Where the frequencies come from: FTS5's tables (this module's functions) by default."""
+
+    def index_state(self, table: str) -> tuple[Hashable, int]:
+        """(a value that changes with every committed write to the index, rows in it)."""
+        ...
+
+    def lookup(self, vocab: str, terms: Sequence[str]) -> dict[str, int]:
+        """Rows of the index holding each term (0 for a term no row holds)."""
+        ...
+
+
 class _Kept:
-    def __init__(self, state: State) -> None:
+    def __init__(self, state: Hashable) -> None:
         self.state = state
         self.freqs: dict[str, int] = {}
 
@@ -67,10 +84,17 @@ def averages_row_count(state: State) -> int:
     return _leading_varint(averages) if averages else 0
 
 
-def doc_freqs(table: str, vocab: str, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+def doc_freqs(
+    table: str, vocab: str, terms: Sequence[str], *, source: Source | None = None
+) -> tuple[dict[str, int], int]:
     """(rows of `table` holding each term, rows in `table`), through this process's copy."""
-    state = index_state(table)  # read before the lookups it guards: see the module docstring
-    total = averages_row_count(state)
+    # The state is read before the lookups it guards: see the module docstring.
+    state: Hashable
+    if source is None:
+        fts_state = index_state(table)
+        state, total = fts_state, averages_row_count(fts_state)
+    else:
+        state, total = source.index_state(table)
     key = (str(connection.settings_dict["NAME"]), table)
     # Inside an atomic block the state may hold writes that still roll back: read through.
     committed = not connection.in_atomic_block
@@ -84,7 +108,7 @@ def doc_freqs(table: str, vocab: str, terms: Sequence[str]) -> tuple[dict[str, i
             known = {t: kept.freqs[t] for t in terms if t in kept.freqs}
     missing = [t for t in dict.fromkeys(terms) if t not in known]
     if missing:
-        looked_up = lookup(vocab, missing)
+        looked_up = (source.lookup if source else lookup)(vocab, missing)
         known.update(looked_up)
         if kept is not None:
             with _lock:

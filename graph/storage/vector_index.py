@@ -128,8 +128,8 @@ ORDER BY v.entity_id
 # Params: generation. Result: active entities with no row in it, and with a row built from
 # other text than their current one (both wait for the embedding worker).
 _SQL_WAITING_COUNTS = """
-SELECT coalesce(sum(v.entity_id IS NULL), 0),
-       coalesce(sum(v.entity_id IS NOT NULL AND v.text_hash != e.embedding_hash), 0)
+SELECT count(CASE WHEN v.entity_id IS NULL THEN 1 END),
+       count(CASE WHEN v.text_hash != e.embedding_hash THEN 1 END)
 FROM graph_entity AS e
 LEFT JOIN graph_entityvector AS v ON v.generation = ? AND v.entity_id = e.id
 WHERE e.status = 'active'
@@ -153,7 +153,8 @@ def _chunks(ids: Sequence[int], size: int = 500) -> Iterable[list[int]]:
 
 def vectors_remove(generation: int, entity_ids: Sequence[int]) -> None:
     """Delete these entities' rows and sign bits from one generation (the keyword index's
-    archive path calls this too, so it needs no manager)."""
+    archive path calls this too, so it needs no manager). PostgreSQL's twin:
+    graph.storage.postgres.vectors.vectors_remove, which its managers call instead."""
     table = table_name(generation)
     with cursor() as cur:
         for chunk in _chunks(entity_ids):

@@ -35,6 +35,7 @@ from mcp import Client, StdioServerParameters
 from api.operations import OPERATIONS
 from graph.project import project_id
 from tests import mcp_checks
+from tests.postgres import PostgresServer
 from tests.processes import ROOT, free_port, memesh, memesh_env, stop, wait_until_healthy
 
 pytestmark = pytest.mark.slow  # three processes' worth of calls
@@ -108,8 +109,29 @@ def outcome(ok: bool, payload: Any) -> dict[str, Any]:
     return {"data": normalise(payload)} if ok else {"errorCode": payload}
 
 
-def env(home: Path) -> dict[str, str]:
-    return memesh_env(home, MEMESH_EMBEDDER="none", MEMESH_WORKER="false")
+class Backend:
+    """The database each transport's fresh home runs on: SQLite in the home, or a fresh
+    PostgreSQL database of its own (MEMESH_DATABASE_URL), the same one for every process
+    of that home."""
+
+    def __init__(self, server: PostgresServer | None) -> None:
+        self.server = server
+        self.urls: dict[Path, str] = {}
+
+    def env(self, home: Path) -> dict[str, str]:
+        extra = {"MEMESH_EMBEDDER": "none", "MEMESH_WORKER": "false"}
+        if self.server is not None:
+            if home not in self.urls:
+                self.urls[home] = self.server.url(self.server.fresh_database())
+            extra["MEMESH_DATABASE_URL"] = self.urls[home]
+        return memesh_env(home, **extra)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    if request.param == "sqlite":
+        return Backend(None)
+    return Backend(request.getfixturevalue("postgres_server"))
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +149,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def rest_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def rest_base(tmp_path_factory: pytest.TempPathFactory, backend: Backend) -> Iterator[str]:
     home = tmp_path_factory.mktemp("contract-rest")
     log = home / "serve.log"
     port = free_port()
@@ -135,7 +157,8 @@ def rest_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with log.open("wb") as out:
         proc = subprocess.Popen(
             memesh("serve", "--port", str(port), "--no-worker"),
-            cwd=ROOT, env=env(home), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            cwd=ROOT, env=backend.env(home), stdin=subprocess.DEVNULL, stdout=out,
+            stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:
         wait_until_healthy(proc, base, log)
@@ -165,11 +188,11 @@ def rest_call(base: str, name: str, payload: dict[str, Any]) -> dict[str, Any] |
 # --- MCP -------------------------------------------------------------------------------------
 
 
-def mcp_outcomes(home: Path, workdir: Path) -> list[dict[str, Any] | None]:
+def mcp_outcomes(backend: Backend, home: Path, workdir: Path) -> list[dict[str, Any] | None]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "memesh_site.cli", "mcp"],
-        env=env(home),
+        env=backend.env(home),
         cwd=str(workdir),
     )
     results: list[dict[str, Any] | None] = []
@@ -198,7 +221,7 @@ def mcp_outcomes(home: Path, workdir: Path) -> list[dict[str, Any] | None]:
 
 
 def cli_call(
-    home: Path, workdir: Path, name: str, payload: dict[str, Any]
+    backend: Backend, home: Path, workdir: Path, name: str, payload: dict[str, Any]
 ) -> dict[str, Any] | None:
     if name in NO_CLI:
         return None
@@ -218,7 +241,7 @@ def cli_call(
         args = [*CLI_COMMAND.get(name, [name]), "--input", json.dumps(payload), "--json"]
     done = subprocess.run(
         [sys.executable, "-m", "memesh_site.cli", *args],
-        cwd=workdir, env=env(home), capture_output=True, text=True, timeout=120,
+        cwd=workdir, env=backend.env(home), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     if done.returncode == 0:
         data = json.loads(done.stdout)
@@ -234,23 +257,23 @@ def cli_call(
         return outcome(False, "validation.bad-body")
 
 
-def cli_outcomes(home: Path, workdir: Path) -> list[dict[str, Any] | None]:
+def cli_outcomes(backend: Backend, home: Path, workdir: Path) -> list[dict[str, Any] | None]:
     subprocess.run(
         [sys.executable, "-m", "memesh_site.cli", "migrate", "-v", "0"],
-        cwd=ROOT, env=env(home), check=True, timeout=120,
+        cwd=ROOT, env=backend.env(home), check=True, timeout=120,
     )  # fmt: skip
-    return [cli_call(home, workdir, name, payload) for name, payload in calls()]
+    return [cli_call(backend, home, workdir, name, payload) for name, payload in calls()]
 
 
 # --- the contract ---------------------------------------------------------------------------
 
 
 def test_rest_mcp_and_cli_give_the_same_data_and_error_codes(
-    rest_base: str, workdir: Path, tmp_path: Path
+    rest_base: str, backend: Backend, workdir: Path, tmp_path: Path
 ) -> None:
     rest = [rest_call(rest_base, name, payload) for name, payload in calls()]
-    mcp = mcp_outcomes(tmp_path / "mcp", workdir)
-    cli = cli_outcomes(tmp_path / "cli", workdir)
+    mcp = mcp_outcomes(backend, tmp_path / "mcp", workdir)
+    cli = cli_outcomes(backend, tmp_path / "cli", workdir)
 
     for (name, payload), via_rest, via_mcp, via_cli in zip(calls(), rest, mcp, cli, strict=True):
         where = f"{name} {json.dumps(payload)[:80]}"
@@ -283,7 +306,8 @@ def test_rest_mcp_and_cli_give_the_same_data_and_error_codes(
         subprocess.run(
             [sys.executable, "-m", "memesh_site.cli", "recall", "--input", json.dumps(query),
              "--json"],
-            cwd=workdir, env=env(tmp_path / "cli"), capture_output=True, text=True, timeout=120,
+            cwd=workdir, env=backend.env(tmp_path / "cli"), capture_output=True, text=True,
+            timeout=120,
         ).stdout
     )  # fmt: skip
     assert {k: rest_scope["scope"][k] for k in BINDING} == {"project": None, "all_projects": True}
@@ -296,7 +320,8 @@ def test_rest_mcp_and_cli_give_the_same_data_and_error_codes(
     cli_ping = json.loads(
         subprocess.run(
             [sys.executable, "-m", "memesh_site.cli", "ping", "--json"],
-            cwd=workdir, env=env(tmp_path / "cli"), capture_output=True, text=True, timeout=120,
+            cwd=workdir, env=backend.env(tmp_path / "cli"), capture_output=True, text=True,
+            timeout=120,
         ).stdout
     )  # fmt: skip
     # ping's agent.project is where the caller's writes go: REST's, the server's directory's.

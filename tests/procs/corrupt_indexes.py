@@ -54,6 +54,24 @@ EXPECTED_KIND = {
 }
 # Corruptions whose entity is archived first (through forget, as a user would).
 ARCHIVED = {"live-row-for-archived", "vector-for-archived"}
+# The keyword corruptions on PostgreSQL (graph/storage/postgres/keyword_postings.py), each
+# statement taking the entity id. An entity's row is in one index there: "live row for an
+# archived entity" moves it to the live one; "change-fts-text" changes a posting, so the
+# postings no longer hold the stored text (which the checker reports as stale text).
+KEYWORD_ON_POSTGRES = {
+    "delete-fts-row": [
+        "DELETE FROM graph_keyword_doc WHERE entity_id = %s",
+        "DELETE FROM graph_keyword_posting WHERE entity_id = %s",
+    ],
+    "change-fts-text": [
+        "UPDATE graph_keyword_posting SET body_tf = body_tf + 1 WHERE entity_id = %s"
+        " AND term = 'second'"
+    ],
+    "live-row-for-archived": [
+        "UPDATE graph_keyword_doc SET archived = FALSE WHERE entity_id = %s",
+        "UPDATE graph_keyword_posting SET archived = FALSE WHERE entity_id = %s",
+    ],
+}
 
 
 def entity_name(corruption: str) -> str:
@@ -109,17 +127,38 @@ def corrupt(corruption: str, float_rows: dict[int, bytes]) -> list[int]:
 
     from graph.indexing import generations
     from graph.models import Entity
+    from graph.storage import backend
     from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS
+    from graph.storage.postgres import vector_tables
     from graph.storage.vector_index import table_name
 
     live = generations.live_generation()
     assert live is not None, "build the live vector index first"
-    gen, bits = live.generation, table_name(live.generation)
+    # The index half of a vector: a vec0 sign-bit row on SQLite, a pgvector row on PostgreSQL.
+    postgres = backend.on_postgres()
+    index_table = vector_tables.table_name if postgres else table_name
+    key = "entity_id" if postgres else "rowid"
+    gen, bits = live.generation, index_table(live.generation)
     eid = Entity.objects.get(name=entity_name(corruption)).pk
 
     def sql(query: str, params: Sequence[Any] | None = None) -> None:
         with connection.cursor() as cur:
             cur.execute(query, params or [])
+
+    def insert_bits(entity_id: int, blob: bytes, generation: int = gen) -> None:
+        if postgres:
+            vector = vector_tables.vector_literal(np.frombuffer(blob, dtype=np.float32))
+            sql(
+                f"INSERT INTO {index_table(generation)} (entity_id, embedding)"
+                " VALUES (%s, %s::vector)",
+                [entity_id, vector],
+            )
+        else:
+            sql(
+                f"INSERT INTO {table_name(generation)} (rowid, coarse)"
+                " VALUES (%s, vec_quantize_binary(%s))",
+                [entity_id, blob],
+            )
 
     def insert_vector(entity_id: int, blob: bytes, generation: int = gen) -> None:
         sql(
@@ -127,13 +166,13 @@ def corrupt(corruption: str, float_rows: dict[int, bytes]) -> list[int]:
             " created_at) VALUES (%s, %s, 'somehash', %s, '2026-01-01 00:00:00')",
             [generation, entity_id, blob],
         )
-        sql(
-            f"INSERT INTO {table_name(generation)} (rowid, coarse)"
-            " VALUES (%s, vec_quantize_binary(%s))",
-            [entity_id, blob],
-        )
+        insert_bits(entity_id, blob, generation)
 
-    if corruption == "delete-fts-row":
+    if postgres and corruption in KEYWORD_ON_POSTGRES:
+        # The keyword index's rows on PostgreSQL: an entity's document row and its postings.
+        for query in KEYWORD_ON_POSTGRES[corruption]:
+            sql(query, [eid])
+    elif corruption == "delete-fts-row":
         sql(f"DELETE FROM {LIVE_FTS} WHERE rowid = %s", [eid])
     elif corruption == "change-fts-text":
         sql(f"UPDATE {LIVE_FTS} SET body = 'tamper text' WHERE rowid = %s", [eid])
@@ -155,19 +194,13 @@ def corrupt(corruption: str, float_rows: dict[int, bytes]) -> list[int]:
             [live.dimensions * 2, gen, eid],
         )
     elif corruption == "bits-missing":
-        sql(f"DELETE FROM {bits} WHERE rowid = %s", [eid])
+        sql(f"DELETE FROM {bits} WHERE {key} = %s", [eid])
     elif corruption == "bits-disagree":
         flipped = (-np.frombuffer(float_rows[eid], dtype=np.float32)).tobytes()
-        sql(f"DELETE FROM {bits} WHERE rowid = %s", [eid])
-        sql(
-            f"INSERT INTO {bits} (rowid, coarse) VALUES (%s, vec_quantize_binary(%s))",
-            [eid, flipped],
-        )
+        sql(f"DELETE FROM {bits} WHERE {key} = %s", [eid])
+        insert_bits(eid, flipped)
     elif corruption == "bits-orphan":
-        sql(
-            f"INSERT INTO {bits} (rowid, coarse) VALUES (%s, vec_quantize_binary(%s))",
-            [MISSING_ID + 1, float_rows[eid]],
-        )
+        insert_bits(MISSING_ID + 1, float_rows[eid])
         return [MISSING_ID + 1]
     elif corruption == "stray-generation":
         from graph.models import EntityVector

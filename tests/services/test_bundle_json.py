@@ -22,15 +22,19 @@ from graph.ops.bundle.exporter import BundleEntity, BundleTrust, ExportInput, Ex
 from graph.ops.bundle.files import bundle_write
 from graph.ops.kit.operation import CallContext
 from graph.ops.kit.scope import ReadScope
+from graph.storage import backend
 from graph.storage.documents import EntityDocument
 from tests.helpers import forget, remember, restamp
 
 pytestmark = pytest.mark.django_db
 REST = CallContext(source_host="http", binds_reads=False)
 
-# Text SQLite and Python must escape alike: quotes, backslashes, control characters, a NUL,
+# Text the database and Python must escape alike: quotes, backslashes, control characters, a
+# NUL (on SQLite: PostgreSQL's text type cannot hold one, and refuses it as bad input),
 # non-ASCII and a character outside the BMP.
-AWKWARD = 'say "hi"\\ \n\ttab \x01\x1f\x00 Zürich 東京 🦀 \u2028 </script>'
+AWKWARD = 'say "hi"\\ \n\ttab \x01\x1f{nul} Zürich 東京 🦀 \u2028 </script>'.format(
+    nul="" if backend.on_postgres() else "\x00"
+)
 
 
 def python_entry(doc: EntityDocument) -> dict[str, Any]:

@@ -21,7 +21,8 @@ from core.db.driver import Database
 from graph.checks import fts5_error
 from tests.processes import PROCS, memesh_env, run_python
 
-pytestmark = pytest.mark.django_db
+# SQLite's backend itself: PRAGMAs, FTS5, sqlite-vec.
+pytestmark = [pytest.mark.django_db, pytest.mark.sqlite_only]
 
 
 def scalar(cursor, sql: str) -> object:

@@ -9,7 +9,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from dream import demo
@@ -18,9 +17,9 @@ from graph.indexing import consistency, embedding_pass, generations
 from graph.models import Entity, EntityVector, Observation, Relation, SessionOutcome, Tag
 from graph.ops.kit import writes
 from graph.ops.registry import OPERATIONS
-from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS
 from proposals.decisions import proposal_accept
 from proposals.models import Proposal, ProposalReview, ProposalStatus, ReviewChannel
+from tests.bundles import index_rows
 from tests.helpers import CTX, recall, remember, restamp
 from tests.vector_support import use_embedder
 
@@ -57,12 +56,8 @@ def snapshot(names: set[str]) -> dict[str, Any]:
 
 
 def fts_rowids() -> set[int]:
-    with connection.cursor() as cur:
-        ids: set[int] = set()
-        for table in (LIVE_FTS, ARCHIVED_FTS):
-            cur.execute(f"SELECT rowid FROM {table}")
-            ids |= {row[0] for row in cur.fetchall()}
-        return ids
+    """The ids the keyword indexes hold (live and archived), on either backend."""
+    return {entity_id for rows in index_rows().values() for entity_id, _head, _body in rows}
 
 
 # --- seed ------------------------------------------------------------------------------------

@@ -73,6 +73,7 @@ def _in_savepoint(check: Callable[[], None]) -> None:
             discard_pending_accesses()
 
 
+@pytest.mark.sqlite_only  # text holding NUL (U+0000), which PostgreSQL cannot store
 @FUZZ
 @given(word=rare_words, before=surroundings, after=surroundings)
 @example(word="kubernetes", before='"NEAR(', after=") OR *")
@@ -95,6 +96,7 @@ def test_a_memory_is_recalled_by_a_rare_word_whatever_surrounds_it(
     _in_savepoint(check)
 
 
+@pytest.mark.sqlite_only  # text holding NUL (U+0000), which PostgreSQL cannot store
 @FUZZ
 @given(
     words=st.lists(rare_words, min_size=1, max_size=6),

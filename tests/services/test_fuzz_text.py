@@ -130,6 +130,7 @@ def _match_count(expression: str) -> int:
         return int(cur.fetchone()[0])
 
 
+@pytest.mark.sqlite_only  # FTS5's query syntax and tables (test_keyword_postings.py: PostgreSQL's)
 @pytest.mark.django_db
 @FUZZ_DB
 @given(queries)
@@ -178,6 +179,7 @@ def test_recall_answers_any_query_up_to_the_length_limit(query: str) -> None:
     discard_pending_accesses()
 
 
+@pytest.mark.sqlite_only  # FTS5's query syntax and tables (test_keyword_postings.py: PostgreSQL's)
 @pytest.mark.django_db
 @FUZZ_DB
 @given(st.lists(st.text(min_size=1, max_size=20), min_size=1, max_size=10))
@@ -188,6 +190,7 @@ def test_match_expression_quotes_any_string_it_is_given(strings: list[str]) -> N
     assert _match_count(text.match_expression(strings)) == 0
 
 
+@pytest.mark.sqlite_only  # FTS5's query syntax and tables (test_keyword_postings.py: PostgreSQL's)
 @pytest.mark.django_db
 @FUZZ_DB
 @given(queries)

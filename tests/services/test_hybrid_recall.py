@@ -96,6 +96,7 @@ def test_turning_embeddings_off_over_an_existing_index_is_not_degraded(
     assert retrieval(result) == ("fts", False)
 
 
+@pytest.mark.sqlite_only  # sqlite-vec failing to load
 def test_missing_sqlite_vec_degrades_to_keyword_results(monkeypatch: pytest.MonkeyPatch) -> None:
     use_embedder(monkeypatch, "deterministic")
     remember("plain", "keyword only memory about walruses")
@@ -117,7 +118,8 @@ def test_with_vectors_built_recall_is_hybrid_and_not_degraded(
     remember("beta", "penguin colony census")
     assert embedding_pass.embed_pending().embedded == 2
 
-    result = recall("walrus")
+    # Two words: a one-word query this rare is answered keyword-only (test_rare_term_recall).
+    result = recall("walrus colony")
 
     assert retrieval(result) == ("hybrid", False)
     assert names(result)[0] == "alpha"
@@ -147,7 +149,7 @@ def test_a_failing_provider_degrades_to_keyword_results(
             monkeypatch, embedding_server, base_url=f"http://127.0.0.1:{free_port()}/v1"
         )
 
-    result = recall("walruses")
+    result = recall("walruses haul")
 
     assert retrieval(result) == ("fts", True)
     assert names(result) == ["walrus-note"]
@@ -193,7 +195,7 @@ def test_a_provider_now_answering_another_width_degrades(
     assert live().dimensions == 384
     embedding_server.width = 256
 
-    result = recall("walruses")
+    result = recall("walruses haul")
 
     assert retrieval(result) == ("fts", True)
     assert names(result) == ["walrus-note"]
@@ -263,7 +265,7 @@ def test_a_query_with_nothing_searchable_returns_nothing_and_embeds_nothing(
     assert embedding_pass.embed_pending().embedded == 1
     embedding_server.requests.clear()
     # The wiring does reach the provider for a real query...
-    assert retrieval(recall("walruses")) == ("hybrid", False)
+    assert retrieval(recall("walruses haul")) == ("hybrid", False)
     assert len(embedding_server.requests) == 1
     embedding_server.requests.clear()
 

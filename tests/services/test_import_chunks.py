@@ -55,6 +55,7 @@ def stored_names() -> set[str]:
     return set(Entity.objects.values_list("name", flat=True))
 
 
+@pytest.mark.sqlite_only  # a full SQLite file (PRAGMA max_page_count)
 def test_an_entry_that_does_not_fit_is_reported_and_the_rest_of_its_chunk_imports() -> None:
     # Chunk two: three small entries, the big one, three more.
     second = [*small_entries(IMPORT_CHUNK, IMPORT_CHUNK + 3), entry("big", *BIG)]
@@ -75,6 +76,7 @@ def test_an_entry_that_does_not_fit_is_reported_and_the_rest_of_its_chunk_import
     assert_index_in_step()
 
 
+@pytest.mark.sqlite_only  # a full SQLite file (PRAGMA max_page_count)
 def test_a_chunk_of_which_nothing_fits_stops_the_import_and_the_chunks_before_it_stay() -> None:
     bundle = [*small_entries(0, IMPORT_CHUNK), entry("big", *BIG), entry("bigger", *BIG, "!")]
 

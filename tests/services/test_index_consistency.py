@@ -2,7 +2,8 @@
 
 `graph_entity_fts` must hold exactly the active entities and `graph_entity_fts_archived`
 exactly the archived ones, each with its current text, as `Entity.objects.index_rebuild()`
-would write them (DESIGN §4).
+would write them (DESIGN §4). On PostgreSQL the same holds of the document rows and postings
+(graph/storage/postgres/keyword_postings.py): the helpers below read whichever the database has.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from django.utils import timezone
 
 from graph.models import Entity, Observation, Relation, Tag
 from graph.search import text
+from graph.storage.cursor import cursor
 from graph.storage.keyword.tables import ARCHIVED_FTS, LIVE_FTS, VOCAB
+from graph.storage.postgres.keyword_postings import posting_term
 from tests.helpers import remember
 from tests.scenarios import CURRENT_WORDS, REMOVED_WORDS, run_scenario
 
@@ -33,16 +36,34 @@ QUERIES = [
 ]
 
 
+def on_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
 def rowids(table: str) -> set[int]:
     with connection.cursor() as cur:
-        cur.execute(f"SELECT rowid FROM {table}")
+        if on_postgres():
+            cur.execute(
+                "SELECT entity_id FROM graph_keyword_doc WHERE archived = %s",
+                [table == ARCHIVED_FTS],
+            )
+        else:
+            cur.execute(f"SELECT rowid FROM {table}")
         return {row[0] for row in cur.fetchall()}
 
 
 def matching(table: str, words: str) -> set[int]:
-    expression = text.match_expression(text.query_terms(words))
+    terms = text.query_terms(words)
     with connection.cursor() as cur:
-        cur.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s", [expression])
+        if on_postgres():
+            cur.execute(
+                "SELECT entity_id FROM graph_keyword_posting WHERE archived = %s"
+                " AND term = ANY(%s)",
+                [table == ARCHIVED_FTS, [posting_term(t) for t in terms]],
+            )
+        else:
+            expression = text.match_expression(terms)
+            cur.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s", [expression])
         return {row[0] for row in cur.fetchall()}
 
 
@@ -53,8 +74,14 @@ def ids_with_status(status: str) -> set[int]:
 def search_snapshot() -> dict[str, object]:
     """Everything recall reads from the index, without recall's access counting."""
     with connection.cursor() as cur:
-        cur.execute(f"SELECT term, doc, cnt FROM {VOCAB} ORDER BY term")
-        vocabulary = cur.fetchall()
+        if on_postgres():
+            cur.execute(
+                "SELECT term, count(*), sum(head_tf + body_tf) FROM graph_keyword_posting"
+                " WHERE NOT archived GROUP BY term ORDER BY term"
+            )
+        else:
+            cur.execute(f"SELECT term, doc, cnt FROM {VOCAB} ORDER BY term")
+        vocabulary = [tuple(row) for row in cur.fetchall()]
     hits = {}
     for query in QUERIES:
         expression = text.match_expression(text.query_terms(query))
@@ -144,17 +171,33 @@ def relation_insert_fails_once_indexed() -> Iterator[None]:
     so the test can only pass if both are rolled back. A TEMP trigger lives on this connection
     only and is dropped however the test ends.
     """
-    with connection.cursor() as cur:
-        cur.execute(
+    if on_postgres():
+        # No temporary triggers there: a function and a trigger, dropped however it ends.
+        create = [
+            "CREATE FUNCTION inject_relation_failure() RETURNS trigger LANGUAGE plpgsql AS $$"
+            " BEGIN IF EXISTS (SELECT 1 FROM graph_keyword_doc"
+            " WHERE entity_id = NEW.from_entity_id AND NOT archived)"
+            " THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$",
+            "CREATE TRIGGER inject_relation_failure BEFORE INSERT ON graph_relation"
+            " FOR EACH ROW EXECUTE FUNCTION inject_relation_failure()",
+        ]
+        drop = ["DROP FUNCTION IF EXISTS inject_relation_failure() CASCADE"]
+    else:
+        create = [
             "CREATE TEMP TRIGGER inject_relation_failure BEFORE INSERT ON main.graph_relation "
             f"WHEN EXISTS (SELECT 1 FROM main.{LIVE_FTS} WHERE rowid = NEW.from_entity_id) "
             "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
-        )
+        ]
+        drop = ["DROP TRIGGER IF EXISTS temp.inject_relation_failure"]
+    with connection.cursor() as cur:
+        for sql in create:
+            cur.execute(sql)
     try:
         yield
     finally:
         with connection.cursor() as cur:
-            cur.execute("DROP TRIGGER IF EXISTS temp.inject_relation_failure")
+            for sql in drop:
+                cur.execute(sql)
 
 
 @pytest.fixture
@@ -162,9 +205,8 @@ def clean_indexes() -> Iterator[None]:
     """transaction=True tests commit for real, and the flush after them empties only the model
     tables: clear the index tables too, so later tests do not see stale rows."""
     yield
-    with connection.cursor() as cur:
-        for table in (LIVE_FTS, ARCHIVED_FTS):
-            cur.execute(f"DELETE FROM {table}")
+    with cursor() as cur:
+        Entity.objects._index_clear(cur)
 
 
 # transaction=True: the service's atomic block is the outermost transaction, as in production,
@@ -235,9 +277,24 @@ def test_a_failed_append_leaves_the_entity_and_its_index_entry_unchanged(
 
 def index_rows(entity_id: int) -> tuple[object, ...]:
     with connection.cursor() as cur:
-        cur.execute(f"SELECT head, body FROM {LIVE_FTS} WHERE rowid = %s", [entity_id])
-        live = cur.fetchall()
-        cur.execute(f"SELECT count(*) FROM {ARCHIVED_FTS} WHERE rowid = %s", [entity_id])
+        if on_postgres():
+            # The document row's text and, beside it, its postings.
+            cur.execute(
+                "SELECT d.head, d.body, d.tokens, array_agg(ARRAY[p.term, p.head_tf::text,"
+                " p.body_tf::text] ORDER BY p.term) FROM graph_keyword_doc AS d"
+                " JOIN graph_keyword_posting AS p ON p.entity_id = d.entity_id"
+                " WHERE d.entity_id = %s AND NOT d.archived GROUP BY d.entity_id",
+                [entity_id],
+            )
+            live = [tuple(row) for row in cur.fetchall()]
+            cur.execute(
+                "SELECT count(*) FROM graph_keyword_doc WHERE entity_id = %s AND archived",
+                [entity_id],
+            )
+        else:
+            cur.execute(f"SELECT head, body FROM {LIVE_FTS} WHERE rowid = %s", [entity_id])
+            live = cur.fetchall()
+            cur.execute(f"SELECT count(*) FROM {ARCHIVED_FTS} WHERE rowid = %s", [entity_id])
         archived = cur.fetchone()[0]
     stamp = Entity.objects.filter(pk=entity_id).values_list("embedding_hash", flat=True).get()
     return live, archived, stamp

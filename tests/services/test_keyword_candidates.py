@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 import pytest
@@ -10,6 +11,7 @@ from django.utils import timezone
 
 from graph.models import Entity
 from graph.search import text
+from graph.storage.keyword.tables import index_columns
 from tests.helpers import forget, remember
 
 pytestmark = pytest.mark.django_db
@@ -100,8 +102,15 @@ def test_the_indexed_row_count_matches_the_active_and_archived_entities() -> Non
         forget(f"n{i}")
     assert Entity.objects.indexed_row_count() == 200
     assert Entity.objects.indexed_row_count(archived=True) == 100
+    # The count is kept apart from the rows (FTS5's averages record; PostgreSQL's totals):
+    # the rows themselves agree.
+    rows = (
+        "SELECT count(*) FROM graph_keyword_doc WHERE NOT archived"
+        if connection.vendor == "postgresql"
+        else "SELECT count(*) FROM graph_entity_fts_docsize"
+    )
     with connection.cursor() as cur:
-        cur.execute("SELECT count(*) FROM graph_entity_fts_docsize")
+        cur.execute(rows)
         assert cur.fetchone()[0] == 200
 
 
@@ -244,3 +253,66 @@ def test_a_memory_with_other_tags_or_forgotten_ends_the_run() -> None:
 
     # "b" has other tags and "d" is forgotten: nothing is within reach of "c".
     assert got == {ids["c"]: []}
+
+
+def _fts5_bm25(query_terms: list[str], names: list[str]) -> dict[str, float]:
+    """FTS5's bm25() with BM25_WEIGHTS, by hand (https://sqlite.org/fts5.html#the_bm25_function:
+    fts5Bm25Function in ext/fts5/fts5_aux.c), over the active memories' index columns."""
+    rows = {}
+    for entity in Entity.objects.filter(status="active").prefetch_related("observations", "tags"):
+        head, body = index_columns(
+            entity.name,
+            entity.title,
+            [o.text for o in entity.observations.order_by("id")],
+            [t.name for t in entity.tags.order_by("id")],
+        )
+        rows[entity.name] = (head.split(), body.split())
+    n_rows = len(rows)
+    avgdl = sum(len(h) + len(b) for h, b in rows.values()) / n_rows
+    scores = {}
+    for name in names:
+        head, body = rows[name]
+        score = 0.0
+        for term in query_terms:
+            held = sum(term in h or term in b for h, b in rows.values())
+            idf = math.log((n_rows - held + 0.5) / (held + 0.5))
+            idf = idf if idf > 0 else 1e-6
+            f = 2.5 * head.count(term) + 1.0 * body.count(term)
+            score += idf * (f * 2.2) / (f + 1.2 * (0.25 + 0.75 * (len(head) + len(body)) / avgdl))
+        scores[name] = -score
+    return scores
+
+
+def test_the_score_is_fts5s_bm25_with_the_head_weighted_over_the_body() -> None:
+    # Both backends: FTS5's own bm25 on SQLite, the same formula in SQL on PostgreSQL.
+    remember("walrus", "tusk notes", title="Walrus facts", tags=["zoo"])
+    remember("long", "walrus " + "filler words " * 12 + "tusk tusk")
+    remember("short", "a walrus")
+    remember("tuskless", "nothing here but tusk")
+    for i in range(8):
+        remember(f"other-{i}", f"unrelated note {i}")
+    terms = text.query_terms("walrus tusk")
+
+    got = {name: hit.bm25 for name, hit in _candidates("walrus tusk").items()}
+
+    assert set(got) == {"walrus", "long", "short", "tuskless"}
+    expected = _fts5_bm25(terms, list(got))
+    assert got == pytest.approx(expected, rel=1e-9)
+    assert min(got, key=got.__getitem__) == "walrus"  # in its head, and both words
+
+
+def test_a_word_longer_than_an_index_entry_is_counted_found_and_told_apart() -> None:
+    # 900 four-byte letters: past what one btree entry holds (PostgreSQL keys such a term by
+    # its digest), and two such words differing in their last letter stay two terms.
+    long_word = "\U0001d400" * 899
+    remember("long-a", f"{long_word}\U0001d401 notes")
+    remember("long-b", f"{long_word}\U0001d402 notes")
+    [term_a] = text.query_terms(f"{long_word}\U0001d401")
+
+    assert Entity.objects.term_stats([term_a])[0] == {term_a: 1}
+    assert list(_candidates(f"{long_word}\U0001d401")) == ["long-a"]
+    ids = dict(Entity.objects.values_list("name", "id"))
+    assert Entity.objects.terms_present([ids["long-a"], ids["long-b"]], [term_a]) == {
+        ids["long-a"]: {term_a},
+        ids["long-b"]: set(),
+    }

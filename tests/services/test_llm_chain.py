@@ -47,9 +47,9 @@ def all_database_text() -> str:
     """Every value of every table, as text (the place a leaked key would hide)."""
     chunks: list[str] = []
     with connection.cursor() as cur:
-        cur.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        for (table,) in cur.fetchall():
-            cur.execute(f'SELECT * FROM "{table}"')  # names from sqlite_master
+        # Every table the database lists (on SQLite the FTS5 and vec0 tables too).
+        for table in connection.introspection.table_names(cur):
+            cur.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
             chunks.extend(repr(row) for row in cur.fetchall())
     return "\n".join(chunks)
 

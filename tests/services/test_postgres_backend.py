@@ -229,3 +229,20 @@ def test_health_says_postgresql_answers(postgres_server: PostgresServer, tmp_pat
         "vectors": True,
         "backend": "postgresql",
     }
+
+
+def test_text_with_a_nul_character_is_refused_as_bad_input_and_nothing_is_stored(
+    postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    # SQLite stores U+0000 as it is; PostgreSQL's text type cannot hold it.
+    url = postgres_server.url(postgres_server.fresh_database())
+    payload = {"name": "nul-memory", "type": "note", "observations": ["before\u0000after"]}
+
+    code, out, err = memesh(["remember", "--input", json.dumps(payload), "--json"], tmp_path, url)
+
+    assert code == 1 and out == ""
+    failure = json.loads(err.strip().splitlines()[-1])
+    assert failure["errorCode"] == "validation.bad-body"
+    assert "NUL character" in failure["error"]
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM graph_entity").fetchone() == (0,)

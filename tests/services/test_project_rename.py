@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from core.db.driver import Database
@@ -23,6 +24,8 @@ from graph.maintenance.project_rename import (
 from graph.models import Tag
 from graph.ops.kit.operation import validated
 from tests.helpers import forget, recall, remember
+from tests.postgres import PostgresServer
+from tests.processes import memesh_env, run_python
 
 
 def rename(old: str, new: str, **fields: Any) -> ProjectRenameOutput:
@@ -68,6 +71,7 @@ def test_a_dry_run_previews_renames_and_merges_and_changes_nothing() -> None:
     assert tags_of("c") == ["project:TIM", "project:tim"]
 
 
+@pytest.mark.sqlite_only  # the online backup (PostgreSQL refuses: a process test below)
 @pytest.mark.django_db(transaction=True)
 def test_apply_backs_up_first_then_renames_and_merges_with_the_index_in_step(
     settings: Any,
@@ -95,6 +99,7 @@ def test_apply_backs_up_first_then_renames_and_merges_with_the_index_in_step(
         copy.close()
 
 
+@pytest.mark.sqlite_only  # the online backup (PostgreSQL refuses: a process test below)
 @pytest.mark.django_db
 def test_a_failed_backup_changes_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     split_project()
@@ -129,3 +134,48 @@ def test_the_restore_command_removes_the_wal_before_copying() -> None:
         "rm -f /h/knowledge-graph.db-wal /h/knowledge-graph.db-shm && "
         "cp '/b/k 1.db' /h/knowledge-graph.db"
     )
+
+
+def test_on_a_team_servers_postgres_an_applied_rename_is_refused_naming_pg_dump(
+    postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    """memesh copies only a SQLite file; a PostgreSQL database is backed up with pg_dump, so
+    there a rename, which may merge, is refused before anything changes (real processes)."""
+    url = postgres_server.url(postgres_server.fresh_database())
+    env = memesh_env(tmp_path, MEMESH_DATABASE_URL=url)
+    for name, project in (("a", "tim"), ("c", "TIM")):
+        cli = [
+            "-m",
+            "memesh_site.cli",
+            "remember",
+            "--name",
+            name,
+            "--type",
+            "note",
+            "--obs",
+            "one",
+        ]
+        stored = run_python([*cli, "--project", project], env)
+        assert stored.returncode == 0, stored.stderr
+
+    refused = run_python(
+        [
+            "-m",
+            "memesh_site.cli",
+            "kg",
+            "rename-project",
+            "--from",
+            "tim",
+            "--to",
+            "TIM",
+            "--apply",
+        ],
+        env,
+    )
+
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "pg_dump" in refused.stderr and "nothing was changed" in refused.stderr
+    assert not (tmp_path / rename_module.BACKUP_DIR).exists()
+    with psycopg.connect(url) as conn:
+        tags = conn.execute('SELECT name FROM graph_tag ORDER BY name COLLATE "C"').fetchall()
+    assert tags == [("project:TIM",), ("project:tim",)]

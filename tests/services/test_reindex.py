@@ -97,7 +97,7 @@ def test_live_index_keeps_answering_while_a_same_width_rebuild_fails_part_way(
     during: list[tuple[str, bool, int | None]] = []
 
     def check_then_fail() -> None:
-        answer = recall("mtok7")
+        answer = recall("mtok7 detail")
         side = plan_vector_side("mtok7 detail").resolve()
         during.append(
             (answer["retrieval"]["mode"], answer["retrieval"]["degraded"], side.generation)
@@ -113,7 +113,7 @@ def test_live_index_keeps_answering_while_a_same_width_rebuild_fails_part_way(
     # The failed run changed nothing live, and recall still runs on the old generation.
     assert live_state() == before
     assert generations.live_generation() == old
-    after = recall("mtok7")
+    after = recall("mtok7 detail")
     assert after["retrieval"]["mode"] == "hybrid"
     assert after["retrieval"]["degraded"] is False
     assert plan_vector_side("mtok7").resolve().generation == old.generation

@@ -232,11 +232,23 @@ def test_a_replace_of_a_missing_name_creates_it_and_needs_a_type() -> None:
 def test_a_replace_that_fails_half_way_leaves_the_old_version_in_place() -> None:
     remember("target", "exists")
     remember("t", "original zebra")
-    with connection.cursor() as cur:
-        cur.execute(
+    if connection.vendor == "postgresql":  # a trigger runs a function there
+        create = [
+            "CREATE FUNCTION test_abort_rel() RETURNS trigger LANGUAGE plpgsql AS $$"
+            " BEGIN RAISE EXCEPTION 'refused by test'; END $$",
+            "CREATE TRIGGER test_abort_rel BEFORE INSERT ON graph_relation"
+            " FOR EACH ROW EXECUTE FUNCTION test_abort_rel()",
+        ]
+        drop = "DROP FUNCTION test_abort_rel() CASCADE"
+    else:
+        create = [
             "CREATE TRIGGER test_abort_rel BEFORE INSERT ON graph_relation "
             "BEGIN SELECT RAISE(ABORT, 'refused by test'); END"
-        )
+        ]
+        drop = "DROP TRIGGER test_abort_rel"
+    with connection.cursor() as cur:
+        for statement in create:
+            cur.execute(statement)
     try:
         with pytest.raises(Exception, match="refused by test"):
             run(
@@ -249,7 +261,7 @@ def test_a_replace_that_fails_half_way_leaves_the_old_version_in_place() -> None
             )
     finally:
         with connection.cursor() as cur:
-            cur.execute("DROP TRIGGER test_abort_rel")
+            cur.execute(drop)
 
     assert observations_of("t") == ["original zebra"]
     assert "replaced_history" not in stored("t").metadata

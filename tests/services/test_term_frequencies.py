@@ -14,6 +14,7 @@ from django.utils import timezone
 from graph.models import Entity, EntityVector
 from graph.search import text
 from graph.storage import term_frequencies
+from graph.storage.postgres import keyword_frequencies
 from tests.helpers import forget, recall, remember
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,15 +29,17 @@ def _fresh() -> Iterator[None]:
 
 @pytest.fixture
 def lookups(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The terms each fts5vocab lookup was asked for (the real lookup still answers)."""
+    """The terms each lookup of the database was asked for (fts5vocab, or PostgreSQL's
+    posting table; the real lookup still answers)."""
     asked: list[list[str]] = []
-    real = term_frequencies.lookup
+    module = keyword_frequencies if connection.vendor == "postgresql" else term_frequencies
+    real = module.lookup
 
     def counted(vocab: str, terms: Sequence[str]) -> dict[str, int]:
         asked.append(list(terms))
         return real(vocab, terms)
 
-    monkeypatch.setattr(term_frequencies, "lookup", counted)
+    monkeypatch.setattr(module, "lookup", counted)
     return asked
 
 

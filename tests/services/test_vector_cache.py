@@ -18,7 +18,8 @@ from graph.storage.vector_cache import coarse_candidates, sign_bits
 from tests.helpers import forget, remember
 from tests.vector_support import entity_id, live, reset_index_tables, use_embedder
 
-pytestmark = pytest.mark.django_db
+# The process's copy of SQLite's sign bits.
+pytestmark = [pytest.mark.django_db, pytest.mark.sqlite_only]
 
 
 @pytest.fixture(autouse=True)

@@ -201,7 +201,7 @@ def test_recall_finds_keyword_matches_while_vectors_are_pending(
 
     assert EntityVector.objects.pending_count(live().generation) == 2
     fresh = recall("narwhals tusk")
-    stale = recall("clams")
+    stale = recall("dive clams")
 
     assert names(fresh)[0] == "fresh-note"
     assert fresh["entities"][0]["match"]["source"] == "keyword"

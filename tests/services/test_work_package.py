@@ -76,7 +76,11 @@ def submission(package: dict[str, Any], result: dict[str, Any], **extra: Any) ->
 
 def database_dump() -> list[object]:
     """The schema and every row of every stored table (a virtual table's rows are in its
-    shadow tables, which are listed), in rowid order."""
+    shadow tables, which are listed), in rowid order. On PostgreSQL: the columns of every
+    table, and every row with the id of the transaction that last wrote it, in storage order
+    (a row written again, even unchanged, moves and takes a new id)."""
+    if connection.vendor == "postgresql":
+        return postgres_dump()
     with connection.cursor() as cursor:
         cursor.execute("SELECT type, name, sql FROM sqlite_master ORDER BY type, name")
         schema = cursor.fetchall()
@@ -87,6 +91,20 @@ def database_dump() -> list[object]:
             without_rowid = "WITHOUT ROWID" in (sql or "").upper()
             order = "" if without_rowid else " ORDER BY rowid"
             cursor.execute(f'SELECT * FROM "{name}"{order}')  # names from sqlite_master
+            rows.append((name, cursor.fetchall()))
+    return rows
+
+
+def postgres_dump() -> list[object]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns"
+            " WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+        )
+        rows: list[object] = [cursor.fetchall()]
+        for name in connection.introspection.table_names(cursor):
+            table = connection.ops.quote_name(name)
+            cursor.execute(f"SELECT CAST(xmin AS TEXT), * FROM {table} ORDER BY ctid")
             rows.append((name, cursor.fetchall()))
     return rows
 

@@ -132,6 +132,7 @@ def test_every_storage_condition_is_in_the_document_and_in_docs_api_md_with_its_
         "storage.full",
         "storage.io-error",
         "storage.cannot-open",
+        "storage.unavailable",
     }
     for condition in conditions:
         assert condition.error_code in ERROR_CODES

@@ -66,6 +66,9 @@ class IndexedText:
 class KeywordConsistency(models.Manager):
     """The consistency checker's reads of the keyword index, a part of Entity.objects."""
 
+    # indexed_text_page's statement (another database's implementation gives its own).
+    sql_indexed_text_page = _SQL_INDEXED_TEXT_PAGE
+
     def fts_missing_ids(self) -> list[int]:
         """Entities without a row in the keyword table their status puts them in."""
         with cursor() as cur:
@@ -85,7 +88,7 @@ class KeywordConsistency(models.Manager):
         """The next `limit` entities after `after_id` (id order), each with its observations
         and tags and the keyword-index text stored for it."""
         with cursor() as cur:
-            cur.execute(_SQL_INDEXED_TEXT_PAGE, [after_id, limit])
+            cur.execute(self.sql_indexed_text_page, [after_id, limit])
             rows = cur.fetchall()
             if not rows:
                 return []

@@ -93,6 +93,11 @@ class KeywordHit:
 class KeywordRetrieval(models.Manager):
     """Recall's keyword-index reads, a part of Entity.objects."""
 
+    # The statements ranking_inputs and session_neighbours run (another database's
+    # implementation gives its dialect's).
+    sql_ranking_inputs = _SQL_RANKING_INPUTS
+    sql_active_tags_of = _SQL_ACTIVE_TAGS_OF
+
     def indexed_row_count(self, *, archived: bool = False) -> int:
         """Rows in the live index (active entities) or the archived one: O(1), from FTS5's
         averages record, where count(*) scans docsize (graph.storage.term_frequencies)."""
@@ -196,7 +201,7 @@ class KeywordRetrieval(models.Manager):
             return []
         where, filter_params = (filters or EntityFilters()).sql()
         params: list[object] = [db_time(now), *entity_ids, *filter_params]
-        sql = _SQL_RANKING_INPUTS.format(ids=placeholders(len(entity_ids)), filters=where)
+        sql = self.sql_ranking_inputs.format(ids=placeholders(len(entity_ids)), filters=where)
         with cursor() as cur:
             cur.execute(sql, params)
             return [KeywordHit(*row) for row in cur.fetchall()]
@@ -231,7 +236,7 @@ class KeywordRetrieval(models.Manager):
         tags: dict[int, set[str]] = {}
         # A recall's candidates are a few dozen: far below SQLite's variable limit.
         with cursor() as cur:
-            cur.execute(_SQL_ACTIVE_TAGS_OF.format(ids=placeholders(len(probe))), sorted(probe))
+            cur.execute(self.sql_active_tags_of.format(ids=placeholders(len(probe))), sorted(probe))
             for entity_id, name in cur.fetchall():
                 tags.setdefault(entity_id, set()).add(name)
         out: dict[int, list[int]] = {}

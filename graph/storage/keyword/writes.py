@@ -26,31 +26,44 @@ _SQL_FTS_INSERT = "INSERT INTO {table} (rowid, head, body) VALUES (?, ?, ?)"
 
 # What one entity's index rows are written from: id, name, title, status, observations and
 # tags (each in insertion order).
-_IndexState = tuple[int, str, str | None, str, Sequence[str], Sequence[str]]
 
 
-def _index_write(cur: Any, ids: Sequence[int], states: Sequence[_IndexState]) -> list[int]:
-    """Replace the keyword-index rows of `ids` by those of `states` (the ones that still
-    exist) and stamp their embedding_hash; returns the ids of the states not active."""
-    for table in (LIVE_FTS, ARCHIVED_FTS):
-        cur.execute(_SQL_FTS_DELETE.format(table=table, ids=placeholders(len(ids))), ids)
-    inactive = []
-    hashes = []
-    for entity_id, name, title, status, observations, tags in states:
-        table = LIVE_FTS if status == "active" else ARCHIVED_FTS
-        if status != "active":
-            inactive.append(entity_id)
-        hashes.append((text_hash(embedding_text(name, title, observations)), entity_id))
-        cur.execute(
-            _SQL_FTS_INSERT.format(table=table),
-            [entity_id, *index_columns(name, title, observations, tags)],
-        )
-    cur.executemany(_SQL_SET_EMBEDDING_HASH, hashes)
-    return inactive
+IndexState = tuple[int, str, str | None, str, Sequence[str], Sequence[str]]
+
+
+def stamp_embedding_hashes(cur: Any, states: Sequence[IndexState]) -> list[int]:
+    """Set the embedding_hash of these entities from their new text; returns the ids of the
+    states not active."""
+    cur.executemany(
+        _SQL_SET_EMBEDDING_HASH,
+        [
+            (text_hash(embedding_text(name, title, observations)), entity_id)
+            for entity_id, name, title, _status, observations, _tags in states
+        ],
+    )
+    return [state[0] for state in states if state[3] != "active"]
 
 
 class KeywordIndexWrites(models.Manager):
     """The keyword index's writes, a part of Entity.objects."""
+
+    def _index_write(self, cur: Any, ids: Sequence[int], states: Sequence[IndexState]) -> list[int]:
+        """Replace the keyword-index rows of `ids` by those of `states` (the ones that still
+        exist) and stamp their embedding_hash; returns the ids of the states not active."""
+        for table in (LIVE_FTS, ARCHIVED_FTS):
+            cur.execute(_SQL_FTS_DELETE.format(table=table, ids=placeholders(len(ids))), ids)
+        for entity_id, name, title, status, observations, tags in states:
+            table = LIVE_FTS if status == "active" else ARCHIVED_FTS
+            cur.execute(
+                _SQL_FTS_INSERT.format(table=table),
+                [entity_id, *index_columns(name, title, observations, tags)],
+            )
+        return stamp_embedding_hashes(cur, states)
+
+    def _index_clear(self, cur: Any) -> None:
+        """Empty both keyword indexes (index_rebuild's first step, in its transaction)."""
+        for table in (LIVE_FTS, ARCHIVED_FTS):
+            cur.execute(f"DELETE FROM {table}")
 
     def index_sync(self, entity_ids: Iterable[int]) -> None:
         """Rewrite the keyword-index rows of these entities from their current state.
@@ -75,7 +88,7 @@ class KeywordIndexWrites(models.Manager):
             found = {row[0] for row in entities}
             # Deleted entities, then the archived ones: their vectors go.
             unsearchable = [entity_id for entity_id in ids if entity_id not in found]
-            unsearchable += _index_write(
+            unsearchable += self._index_write(
                 cur,
                 ids,
                 [
@@ -105,15 +118,16 @@ class KeywordIndexWrites(models.Manager):
         observations and tags (in the order they were inserted): the same rows, written from
         what the caller holds instead of read back (remember's create path: three reads fewer)."""
         with cursor() as cur:
-            _index_write(cur, [entity_id], [(entity_id, name, title, "active", observations, tags)])
+            self._index_write(
+                cur, [entity_id], [(entity_id, name, title, "active", observations, tags)]
+            )
 
     def index_rebuild(self) -> int:
         """Rebuild both keyword indexes from the entity tables, in one transaction; returns
         entities indexed."""
         with transaction.atomic():
             with cursor() as cur:
-                for table in (LIVE_FTS, ARCHIVED_FTS):
-                    cur.execute(f"DELETE FROM {table}")
+                self._index_clear(cur)
             ids = list(self.values_list("id", flat=True))
             for start in range(0, len(ids), 500):
                 self.index_sync(ids[start : start + 500])

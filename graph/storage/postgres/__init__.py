@@ -1,0 +1,1 @@
+"""The storage implementation on PostgreSQL + pgvector (graph/storage/backend.py chooses it)."""
