@@ -103,6 +103,21 @@ def neighbours_needed(best_coverage: float) -> bool:
     return best_coverage < NEIGHBOURS_NOT_NEEDED_COVERAGE
 
 
+def vector_side_can_add(terms: Sequence[str], doc_freqs: Mapping[str, int], pool: int) -> bool:
+    """Whether the vector side can add to the keyword side of a query, judged before the query
+    is embedded, from its searchable `terms` and their document frequencies.
+
+    Not for one term found in at most `pool` memories (the keyword candidates a recall reads):
+    every memory holding that exact term is then a keyword candidate, and each holds the whole
+    query, so the neighbour search would be skipped (neighbours_needed at coverage 1) and the
+    vectors could only re-order exact matches by the meaning of one word (and bring in the
+    memories written beside the best of them). Such a recall answers
+    keyword-only, and does not pay for embedding the query. Structural, no fitted threshold; a
+    wider rule (every term of a longer query in at most `pool` memories) was measured and not
+    adopted: such a memory need not hold the whole query (docs/recall.md)."""
+    return not (len(terms) == 1 and 0 < doc_freqs.get(terms[0], 0) <= pool)
+
+
 def keyword_score(relative: float, covered: float) -> float:
     """Keyword evidence: bm25 relative to the best candidate, times the squared share of the
     query the memory covers. Squared: a memory sharing one generic word with a question is

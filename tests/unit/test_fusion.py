@@ -103,3 +103,19 @@ def test_a_turn_that_joined_by_its_place_is_lifted_by_the_joined_weight() -> Non
     assert lifted[2].relevance == pytest.approx(0.1 + fusion.CONTEXT_WEIGHT * 0.8)
     assert lifted[3].relevance == pytest.approx(0.1 + fusion.JOINED_CONTEXT_WEIGHT * 0.8)
     assert (lifted[3].source, lifted[3].reported) == ("semantic", 0.3)
+
+
+@pytest.mark.parametrize(
+    ("terms", "doc_freqs", "can_add"),
+    [
+        (["kestrel"], {"kestrel": 1}, False),  # every memory holding it is a candidate
+        (["kestrel"], {"kestrel": 40}, False),
+        (["kestrel"], {"kestrel": 41}, True),  # more than the candidates read
+        (["kestrel"], {"kestrel": 0}, True),  # in no memory: only meaning can find one
+        (["kestrel", "outage"], {"kestrel": 1, "outage": 1}, True),  # need not hold both
+    ],
+)
+def test_the_vector_side_is_skipped_only_for_one_word_all_of_whose_memories_are_candidates(
+    terms: list[str], doc_freqs: dict[str, int], can_add: bool
+) -> None:
+    assert fusion.vector_side_can_add(terms, doc_freqs, 40) is can_add

@@ -6,7 +6,9 @@ fusion, graph.search.scoring the formula):
    the vector side.
 2. Keyword side: each term's document frequency among active entities; the guard and cap;
    FTS5's best candidates by bm25 (filters applied in SQL, before the LIMIT).
-3. Vector side, when it can run (vector_side): the query's embedding (cached), its nearest
+3. Vector side, when it can run (vector_side) and can add something (not for one term in at
+   most the keyword candidates' number of memories: fusion.vector_side_can_add, decided
+   before the query is embedded): the query's embedding (cached), its nearest
    neighbours in the live generation, and the exact similarity of every keyword candidate.
    The neighbour search is skipped when the best keyword candidate already holds most of the
    query (fusion.neighbours_needed): a memory sharing none of its words would not outrank it.
@@ -95,10 +97,20 @@ def entity_recall(
 
     keyword: dict[int, float] = {}
     inputs: dict[int, KeywordHit] = {}
+    doc_freqs, total_rows = _term_stats(data, terms)
     # The query is embedded on another thread while SQLite runs the keyword search (both
-    # release the GIL): at 100k memories that hid the ~5 ms of the embedding.
-    planned = plan_vector_side(data.query)
-    scored = _keyword_candidates(data, terms, filters, pool, now, planned.may_run)
+    # release the GIL): at 100k memories that hid the ~5 ms of the embedding. Not at all when
+    # the vector side can add nothing (a rare exact term, fusion.vector_side_can_add): that
+    # recall is keyword-only by design, degraded only if the vector side could not have run.
+    wanted = fusion.vector_side_can_add(terms, doc_freqs, pool)
+    planned = plan_vector_side(data.query, embed=wanted)
+    scored = _keyword_candidates(
+        data, terms, filters, pool, now, planned.may_run, stats=(doc_freqs, total_rows)
+    )
+    if not scored and not wanted and not planned.degraded:
+        # The term's memories are all outside this recall's filters: the vectors may still
+        # find something near it in scope, as they would have.
+        planned = plan_vector_side(data.query)
     side: VectorSide = planned.resolve()
     for candidate in scored:
         keyword[candidate.hit.entity_id] = candidate.weighed if side.ran else candidate.relative
@@ -269,17 +281,9 @@ class KeywordCandidate:
     covered: float  # share of the query's information it holds (fusion.coverage)
 
 
-def _keyword_candidates(
-    data: RecallInput,
-    terms: list[str],
-    filters: EntityFilters,
-    pool: int,
-    now: datetime,
-    for_fusion: bool,
-) -> list[KeywordCandidate]:
-    """The best `pool` keyword candidates, best first, with their bm25 relative to the best one
-    and, for fusion, that score weighed by how much of the query each candidate covers (the
-    best of a weak lot must not count as strong evidence against a vector neighbour)."""
+def _term_stats(data: RecallInput, terms: list[str]) -> tuple[dict[str, int], int]:
+    """(how many memories the recall searches hold each term, how many it searches): the
+    live index's counts, with the archived index's added when the call includes it."""
     doc_freqs, total_rows = Entity.objects.term_stats(terms)
     if data.include_archived:
         # Archived rows are searched too: a term only they contain must not be dropped as
@@ -287,6 +291,24 @@ def _keyword_candidates(
         archived, archived_rows = Entity.objects.term_stats(terms, archived=True)
         doc_freqs = {term: doc_freqs[term] + archived[term] for term in terms}
         total_rows += archived_rows
+    return doc_freqs, total_rows
+
+
+def _keyword_candidates(
+    data: RecallInput,
+    terms: list[str],
+    filters: EntityFilters,
+    pool: int,
+    now: datetime,
+    for_fusion: bool,
+    *,
+    stats: tuple[dict[str, int], int] | None = None,
+) -> list[KeywordCandidate]:
+    """The best `pool` keyword candidates, best first, with their bm25 relative to the best one
+    and, for fusion, that score weighed by how much of the query each candidate covers (the
+    best of a weak lot must not count as strong evidence against a vector neighbour). `stats`
+    is _term_stats' answer for `terms`, when the caller has it already."""
+    doc_freqs, total_rows = stats or _term_stats(data, terms)
     selected = text.select_terms(terms, doc_freqs, total_rows)
     if not selected:
         return []

@@ -71,12 +71,15 @@ class VectorSide:
 _embedding_thread = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memesh-query-embed")
 
 
-def plan_vector_side(query: str) -> VectorSide:
+def plan_vector_side(query: str, *, embed: bool = True) -> VectorSide:
     """Whether the vector search can run for this query; if so, its embedding is started.
 
     degraded: an embedder is configured but the vector side cannot run — sqlite-vec missing,
     the live index built by another embedder (a reindex is due), no index yet while memories
     exist, or the provider failing now (known once the embedding resolves).
+    Without `embed`, only those checks: a recall the vector side can add nothing to
+    (graph.search.fusion.vector_side_can_add) runs keyword-only, and still says when the
+    vector side could not have run.
     """
     embedder = provider.current()
     if embedder is None:
@@ -94,6 +97,8 @@ def plan_vector_side(query: str) -> VectorSide:
             return VectorSide(None, True)
     if embedder.dimensions not in (None, live.dimensions):
         return VectorSide(None, True)
+    if not embed:
+        return VectorSide(None, False)
     known = query_cache.known_query_embedding(embedder, query)
     if known is not None and known.vector.shape == (live.dimensions,):
         return VectorSide(
