@@ -10,6 +10,7 @@ only (graph/indexing/generations.py), and creates the first one when there is no
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -27,6 +28,7 @@ from graph.indexing.generations import (
     write_marker,
 )
 from graph.models import Entity, EntityVector, MetaEntry
+from graph.storage import backend
 
 logger = logging.getLogger(__name__)
 
@@ -88,10 +90,11 @@ def embed_pending(*, max_entities: int | None = None, namespace: str | None = No
             if max_entities is None
             else min(EMBED_BATCH, max_entities - report.embedded)
         )
-        ids = EntityVector.objects.pending_ids(live.generation, batch, namespace)
-        if not ids:
-            break
-        written = _embed_into(live, embedder, ids)
+        with _claiming():
+            ids = EntityVector.objects.claim_pending(live.generation, batch, namespace)
+            if not ids:
+                break
+            written = _embed_into(live, embedder, ids)
         if isinstance(written, str):
             report.error = written
             report.failed += len(ids)
@@ -100,6 +103,14 @@ def embed_pending(*, max_entities: int | None = None, namespace: str | None = No
         if written == 0:
             break  # everything in the batch changed under us; the next request catches up
     return report
+
+
+def _claiming() -> AbstractContextManager[object]:
+    """The scope a batch's claims last for. On PostgreSQL workers on several hosts share one
+    backlog: a batch is claimed (graph/storage/postgres/vectors.py) in a transaction held
+    while it is embedded and written. On SQLite one worker embeds, and such a transaction would
+    hold the write lock through the embedding: none is opened."""
+    return transaction.atomic() if backend.on_postgres() else nullcontext()
 
 
 def _embed_into(gen: Generation, embedder: Embedder, ids: list[int]) -> int | str:

@@ -254,6 +254,11 @@ class VectorManager(models.Manager):
             cur.execute(sql, params)
             return [row[0] for row in cur.fetchall()]
 
+    def claim_pending(self, generation: int, limit: int, namespace: str | None = None) -> list[int]:
+        """The pending ids this process embeds next. On SQLite one worker embeds a home's
+        backlog, so they are pending_ids; PostgreSQL's claims them across workers."""
+        return self.pending_ids(generation, limit, namespace)
+
     def pending_count(
         self,
         generation: int,

@@ -246,3 +246,44 @@ def test_text_with_a_nul_character_is_refused_as_bad_input_and_nothing_is_stored
     assert "NUL character" in failure["error"]
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM graph_entity").fetchone() == (0,)
+
+
+def test_two_workers_split_one_backlog_and_embed_no_memory_twice(
+    postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    url = postgres_server.url(postgres_server.fresh_database())
+    count = 240
+    bundle = {
+        "version": "3.0.0",
+        "entities": [
+            {"name": f"note-{i}", "type": "note", "observations": [f"Deploy step {i} of the run"]}
+            for i in range(count)
+        ],
+    }
+    (tmp_path / "bundle.json").write_text(json.dumps(bundle))
+    local = {"MEMESH_DATABASE_URL": url, "MEMESH_EMBEDDER": "local", "MEMESH_WORKER": "false"}
+    imported = run_python(
+        ["-m", "memesh_site.cli", "import", str(tmp_path / "bundle.json"), "--json"],
+        memesh_env(tmp_path / "a", **local),
+    )
+    assert imported.returncode == 0, imported.stderr
+
+    # Two workers, as on two hosts (homes of their own), embed the same backlog at once.
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "memesh_site.cli", "embed", "--json"],
+            cwd=ROOT, env=memesh_env(tmp_path / home, **local), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        for home in ("a", "b")
+    ]
+    reports = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=PROCESS_DEADLINE)
+        assert worker.returncode == 0, err
+        reports.append(json.loads(out))
+
+    # Every memory embedded once: the claims kept the two batches apart.
+    assert sum(r["embedded"] for r in reports) == count
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM graph_entityvector").fetchone() == (count,)

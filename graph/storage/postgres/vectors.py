@@ -32,6 +32,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from django.db import connection
+
 from graph.storage.cursor import cursor, placeholders
 from graph.storage.postgres import vector_tables
 from graph.storage.postgres.vector_checks import PostgresVectorChecks
@@ -92,6 +94,20 @@ _SQL_INDEX_COPY = (
 # Params: the ef_search value as text. For the session, not the transaction: a search needs
 # no transaction of its own (it may run inside a caller's, or a raw read snapshot's), and
 # every HNSW search sets it first, so no other search sees a stale value.
+# A claim on a pending memory, held until the claiming transaction ends. The key is the
+# entity id's negative: ids are positive, and memesh's other advisory keys
+# (core/db/schema.py's migration lock) are too.
+_SQL_CLAIM = "SELECT pg_try_advisory_xact_lock(-?::bigint)"
+# Params: generation, ids. Result: those of the ids still without a current vector (another
+# worker may have written one since they were read as pending).
+_SQL_STILL_PENDING = """
+SELECT e.id FROM graph_entity AS e
+LEFT JOIN graph_entityvector AS v ON v.generation = ? AND v.entity_id = e.id
+WHERE e.id = ANY(?) AND e.status = 'active'
+  AND (v.text_hash IS NULL OR v.text_hash != e.embedding_hash)
+"""
+# Pending memories read per page while looking for unclaimed ones: other workers hold theirs.
+CLAIM_PAGE_FACTOR = 4
 _SQL_EF_SEARCH = "SELECT set_config('hnsw.ef_search', ?, false)"
 # Params: query literal (twice), limit. Result: entity id, cosine similarity, nearest first,
 # by the HNSW index (ORDER BY the distance operator, ascending, is what it answers).
@@ -161,6 +177,40 @@ class PostgresVectorManager(PostgresVectorChecks, VectorManager):
 
     def remove(self, generation: int, entity_ids: Sequence[int]) -> None:
         vectors_remove(generation, entity_ids)
+
+    def claim_pending(self, generation: int, limit: int, namespace: str | None = None) -> list[int]:
+        """Up to `limit` pending ids that no other worker holds, each claimed with an advisory
+        lock held until the caller's transaction ends: call it inside the transaction that
+        writes their vectors. Workers on several hosts then split one backlog, and none
+        embeds a memory another is embedding or has just written."""
+        if not connection.in_atomic_block:
+            raise RuntimeError("claim_pending needs the transaction its claims last for")
+        claimed: list[int] = []
+        page = limit * CLAIM_PAGE_FACTOR
+        seen = 0
+        while len(claimed) < limit:
+            # Claims this transaction holds are still pending until it commits: skip them.
+            candidates = [
+                i
+                for i in self.pending_ids(generation, seen + page, namespace)[seen:]
+                if i not in claimed
+            ]
+            if not candidates:
+                break
+            seen += page
+            with cursor() as cur:
+                for entity_id in candidates:
+                    cur.execute(_SQL_CLAIM, [entity_id])
+                    if cur.fetchone()[0]:
+                        claimed.append(entity_id)
+                        if len(claimed) == limit:
+                            break
+        if not claimed:
+            return []
+        with cursor() as cur:
+            cur.execute(_SQL_STILL_PENDING, [generation, claimed])
+            still = {row[0] for row in cur.fetchall()}
+        return [i for i in claimed if i in still]
 
     def store(
         self,
