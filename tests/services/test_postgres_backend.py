@@ -269,14 +269,14 @@ def test_two_workers_split_one_backlog_and_embed_no_memory_twice(
     assert imported.returncode == 0, imported.stderr
 
     # Two workers, as on two hosts (homes of their own), embed the same backlog at once.
-    workers = [
-        subprocess.Popen(
+    def embed(home: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
             [sys.executable, "-m", "memesh_site.cli", "embed", "--json"],
             cwd=ROOT, env=memesh_env(tmp_path / home, **local), stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        for home in ("a", "b")
-    ]
+
+    workers = [embed("a"), embed("b")]
     reports = []
     for worker in workers:
         out, err = worker.communicate(timeout=PROCESS_DEADLINE)
