@@ -35,6 +35,17 @@ def ok(done: Any) -> Any:
     return done
 
 
+def with_local_model(home: Path, *args: str, url: str | None = None) -> Any:
+    """`memesh ARGS` with the bundled embedding model, as a user's default install runs it."""
+    local = {"MEMESH_EMBEDDER": "local", "MEMESH_WORKER": "false", "MEMESH_CLI_LOCAL": "1"}
+    env = memesh_env(home, **local, **({"MEMESH_DATABASE_URL": url} if url else {}))
+    done = subprocess.run(
+        [sys.executable, "-m", "memesh_site.cli", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=PROCESS_DEADLINE,
+    )  # fmt: skip
+    return ok(done)
+
+
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A home holding 1,200 memories (an imported bundle), relations and tags among them, and a
@@ -182,15 +193,9 @@ def test_vectors_are_copied_and_searched_on_postgres(
     postgres_server: PostgresServer, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"
-    local = {"MEMESH_EMBEDDER": "local", "MEMESH_WORKER": "false", "MEMESH_CLI_LOCAL": "1"}
 
     def run(*args: str, url: str | None = None) -> Any:
-        env = memesh_env(home, **local, **({"MEMESH_DATABASE_URL": url} if url else {}))
-        done = subprocess.run(
-            [sys.executable, "-m", "memesh_site.cli", *args],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=PROCESS_DEADLINE,
-        )  # fmt: skip
-        return ok(done)
+        return with_local_model(home, *args, url=url)
 
     for name, text in [
         ("deploy-day", "Deploys go out on Tuesdays only"),
@@ -210,3 +215,46 @@ def test_vectors_are_copied_and_searched_on_postgres(
     assert found["retrieval"]["mode"] == "hybrid"
     assert found["entities"][0]["name"] == "deploy-day"
     assert found["entities"][0]["match"]["source"] == "semantic"
+
+
+def test_with_reembed_the_vectors_are_left_for_the_target_to_compute(
+    postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+
+    def run(*args: str, url: str | None = None) -> Any:
+        return with_local_model(home, *args, url=url)
+
+    run(
+        "remember",
+        "--name",
+        "deploy-day",
+        "--type",
+        "decision",
+        "--obs",
+        "Deploys go out on Tuesdays only",
+    )
+    run(
+        "remember",
+        "--name",
+        "token-signing",
+        "--type",
+        "decision",
+        "--obs",
+        "Tokens are signed with RS256",
+    )
+    assert json.loads(run("embed", "--json").stdout)["embedded"] == 2
+    url = fresh(postgres_server)
+
+    report = json.loads(run("db", "copy", "--to", url, "--reembed", "--json").stdout)
+
+    assert report["verified"] is True
+    tables = {t["table"]: t for t in report["tables"]}
+    assert tables["graph_entityvector"]["target"] == 0
+    assert tables["graph_entity"]["target"] == 2
+    assert rows(url, "graph_entityvector") == 0
+    # The target's own embedding pass computes them, into a generation of its own.
+    assert json.loads(run("embed", "--json", url=url).stdout)["embedded"] == 2
+    found = json.loads(run("recall", "which weekday do we release", "--json", url=url).stdout)
+    assert found["entities"][0]["name"] == "deploy-day"
+    assert found["retrieval"]["mode"] == "hybrid"

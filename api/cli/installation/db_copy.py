@@ -12,9 +12,10 @@ with the copy's progress record in the target (a MetaEntry row, `PROGRESS_KEY`),
 interrupted copy resumes where it stopped — nothing copied twice, nothing skipped — and a
 target whose record says the copy is unfinished never passes for a complete one. Ids are kept,
 so every reference between rows holds; the target's sequences are moved past them at the end.
-Then the keyword index is built, the vectors are written into their generations' tables (or,
-with `reembed`, dropped for the worker to compute again in the target), and the copy is
-verified: row counts per table, and the memories of both sides as `memesh export` writes them.
+Then the keyword index is built, the vectors are written into their generations' tables (with
+`reembed` they are left out, for the target's worker to compute again), and the copy is
+verified: every table's rows read back from both databases through the same models, in
+primary-key order, compared value by value.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from graph.models import Entity, EntityVector, MetaEntry
 
 SOURCE = "copy_source"
 PROGRESS_KEY = "copy.progress"
+# The vector index generations' markers (graph/indexing/generations.py), left out by --reembed.
+VECTOR_MARKERS = "vectors."
 CHUNK = 1000
 # What is copied, in an order where every row's references are copied before it. The
 # content types and permissions are the target's own (migrate makes them), sessions and the
@@ -136,45 +139,50 @@ def _model(label: str) -> type[models.Model]:
     return apps.get_model(label)
 
 
+def _rows(model: type[models.Model], alias: str, *, reembed: bool) -> models.QuerySet[Any]:
+    """The rows of `model` the copy carries, on the database `alias`: all of them, but the
+    copy's own progress record and, with `reembed`, the vectors and their generations'
+    markers (the target's worker computes them again). Copied, counted and compared alike."""
+    rows = model._default_manager.using(alias).order_by("pk")
+    if model is MetaEntry:
+        rows = rows.exclude(pk=PROGRESS_KEY)
+        if reembed:
+            rows = rows.exclude(pk__startswith=VECTOR_MARKERS)
+    elif model is EntityVector and reembed:
+        rows = rows.none()
+    return rows
+
+
 def _progress() -> dict[str, Any] | None:
     entry = MetaEntry.objects.filter(key=PROGRESS_KEY).first()
     return dict(entry.value) if entry is not None else None
 
 
 def _target_rows() -> int:
-    return sum(
-        _model(label)._default_manager.exclude(pk=PROGRESS_KEY).count()
-        if label == "graph.MetaEntry"
-        else _model(label)._default_manager.count()
-        for label in MODELS
-    )
+    return sum(_rows(_model(label), "default", reembed=False).count() for label in MODELS)
 
 
-def plan(source: str, target: str, *, dry_run: bool) -> CopyReport:
-    """What the copy would do: every table's rows in the source and the target."""
+def plan(source: str, target: str, *, dry_run: bool, reembed: bool = False) -> CopyReport:
+    """What the copy would do: every table's rows in the source and the target (none when
+    the target has no tables yet: `migrated` False)."""
     report = CopyReport(source=source, target=target, dry_run=dry_run)
+    migrated = not dry_run or _has_tables()
     for label in MODELS:
         model = _model(label)
         report.tables.append(
             TableCount(
                 model._meta.db_table,
-                model._default_manager.using(SOURCE).count(),
-                model._default_manager.count(),
+                _rows(model, SOURCE, reembed=reembed).count(),
+                _rows(model, "default", reembed=reembed).count() if migrated else 0,
             )
         )
-    progress = _progress()
+    progress = _progress() if migrated else None
     report.resumed = progress is not None and not progress.get("done", False)
     return report
 
 
-def plan_into_new(source: str, target: str) -> CopyReport:
-    """plan() for a target without memesh's tables yet (the copy would create them)."""
-    report = CopyReport(source=source, target=target, dry_run=True)
-    for label in MODELS:
-        model = _model(label)
-        counted = model._default_manager.using(SOURCE).count()
-        report.tables.append(TableCount(model._meta.db_table, counted))
-    return report
+def _has_tables() -> bool:
+    return MetaEntry._meta.db_table in connection.introspection.table_names()
 
 
 def copy(
@@ -187,7 +195,6 @@ def copy(
     """Copy the SOURCE database into the default one (migrated, and empty or holding this
     copy's unfinished rows); `advance` is told of each chunk's rows (the progress bar)."""
     started = time.monotonic()
-    report = plan(source, target, dry_run=False)
     progress = _progress()
     if progress is None:
         if _target_rows():
@@ -196,13 +203,21 @@ def copy(
                 "only. Copy into a new database, or bring memories into this one with "
                 "`memesh export` here and `memesh import` there"
             )
-        progress = {"source": source, "done": False, "after": {}}
+        progress = {"source": source, "done": False, "after": {}, "reembed": reembed}
     elif progress.get("done"):
         raise TargetNotEmpty(f"{target} already holds a finished copy (of {progress['source']})")
+    elif bool(progress.get("reembed")) != reembed:
+        raise SourceNotSqlite(
+            "resume the copy as it was started: "
+            + ("with" if progress.get("reembed") else "without")
+            + " --reembed"
+        )
+    resumed = bool(progress["after"])
+    report = CopyReport(source=source, target=target, dry_run=False, resumed=resumed)
     label = MODELS[0]
     try:
         for label in MODELS:
-            report.copied += _copy_table(_model(label), progress, advance)
+            report.copied += _copy_table(_model(label), progress, advance, reembed=reembed)
     except DatabaseError as exc:
         raise CopyInterrupted(
             f"the copy stopped while copying {_model(label)._meta.db_table} "
@@ -212,7 +227,7 @@ def copy(
     _reset_sequences()
     report.keyword_indexed = Entity.objects.index_rebuild()
     report.vectors = _vectors(reembed)
-    report.tables = plan(source, target, dry_run=False).tables
+    report.tables = plan(source, target, dry_run=False, reembed=reembed).tables
     _verify(report, reembed=reembed)
     progress["done"] = True
     MetaEntry.objects.update_or_create(key=PROGRESS_KEY, defaults={"value": progress})
@@ -226,29 +241,23 @@ def _verify(report: CopyReport, *, reembed: bool) -> None:
     databases through the same models, in primary-key order)."""
     unequal = []
     for label, counted in zip(MODELS, report.tables, strict=True):
-        model = _model(label)
-        if reembed and model is EntityVector:
-            continue
-        if counted.source != counted.target - _own_rows(counted.table):
+        if counted.source != counted.target:
             unequal.append(f"{counted.table}: {counted.source} rows there, {counted.target} here")
             continue
-        differing = _first_difference(model)
+        differing = _first_difference(_model(label), reembed=reembed)
         if differing is not None:
             unequal.append(f"{counted.table}: the row {differing!r} differs")
     if unequal:
         raise CopyUnequal("the copy is not equal to its source: " + "; ".join(unequal))
 
 
-def _first_difference(model: type[models.Model]) -> Any:
+def _first_difference(model: type[models.Model], *, reembed: bool) -> Any:
     """The primary key of the first row that differs between the two databases, or None."""
     names = [f.attname for f in model._meta.concrete_fields]
-    sides = [
-        model._default_manager.using(alias).exclude(pk=PROGRESS_KEY).order_by("pk")
-        if model is MetaEntry
-        else model._default_manager.using(alias).order_by("pk")
+    rows = [
+        _rows(model, alias, reembed=reembed).values_list(*names).iterator(chunk_size=CHUNK)
         for alias in (SOURCE, "default")
     ]
-    rows = [side.values_list(*names).iterator(chunk_size=CHUNK) for side in sides]
     for there, here in zip(*rows, strict=True):
         if _comparable(there) != _comparable(here):
             return there[names.index(model._meta.pk.attname)]
@@ -260,23 +269,20 @@ def _comparable(row: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
 
 
-def _own_rows(table: str) -> int:
-    """Rows of the target's own in a copied table: the copy's progress record."""
-    return 1 if table == MetaEntry._meta.db_table else 0
-
-
 def _copy_table(
-    model: type[models.Model], progress: dict[str, Any], advance: Callable[[int], None]
+    model: type[models.Model],
+    progress: dict[str, Any],
+    advance: Callable[[int], None],
+    *,
+    reembed: bool,
 ) -> int:
     label = model._meta.label
     after = progress["after"]
     copied = 0
     while True:
-        rows = model._default_manager.using(SOURCE).order_by("pk")
+        rows = _rows(model, SOURCE, reembed=reembed)
         if label in after:
             rows = rows.filter(pk__gt=after[label])
-        if model is MetaEntry:
-            rows = rows.exclude(pk=PROGRESS_KEY)
         chunk = list(rows[:CHUNK])
         if not chunk:
             return copied
@@ -307,13 +313,11 @@ def _reset_sequences() -> None:
 
 def _vectors(reembed: bool) -> str:
     """Each copied generation's index table, built from its copied float rows; with
-    `reembed`, the vectors dropped instead, for the worker to compute again."""
+    `reembed`, nothing: no vector was copied, and the worker embeds every memory."""
     from graph.indexing import generations
 
     if reembed:
-        EntityVector.objects.all().delete()
-        MetaEntry.objects.filter(key__startswith="vectors.").delete()
-        return "dropped: the worker embeds every memory again (`memesh embed` does it now)"
+        return "not copied: the worker embeds every memory again (`memesh embed` does it now)"
     markers = [generations.read_marker(k) for k in (generations.LIVE_KEY, generations.STAGING_KEY)]
     built = 0
     for gen in markers:

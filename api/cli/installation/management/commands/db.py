@@ -28,7 +28,7 @@ from tqdm import tqdm
 from api.cli.base import MemeshCommand
 from api.cli.installation import db_copy
 from core.db.postgres.url import parse, safe_url
-from core.db.schema import migrate_if_needed, pending_migrations
+from core.db.schema import migrate_if_needed
 
 
 class Command(MemeshCommand):
@@ -98,18 +98,14 @@ class Command(MemeshCommand):
         db_copy.open_source(source)
         target = safe_url(parse(settings.MEMESH_DATABASE_URL))
         if options["dry_run"]:
-            report = (
-                db_copy.plan(str(source), target, dry_run=True)
-                if not pending_migrations()
-                else db_copy.plan_into_new(str(source), target)
-            )
+            report = db_copy.plan(str(source), target, dry_run=True, reembed=options["reembed"])
         else:
             migrate_if_needed()
             report = self._copy(str(source), target, options)
         self._print(report, options["json"])
 
     def _copy(self, source: str, target: str, options: dict[str, Any]) -> db_copy.CopyReport:
-        planned = db_copy.plan(source, target, dry_run=False)
+        planned = db_copy.plan(source, target, dry_run=False, reembed=options["reembed"])
         show = not options["json"] and sys.stderr.isatty()
         bar = tqdm(
             total=db_copy.total_rows(planned), unit="row", desc="Copying", file=sys.stderr,
