@@ -38,7 +38,13 @@ from graph.storage.cursor import cursor, placeholders
 from graph.storage.postgres import vector_tables
 from graph.storage.postgres.vector_checks import PostgresVectorChecks
 from graph.storage.postgres.vector_tables import TABLE_PREFIX, table_name, vector_literal
-from graph.storage.vector_index import _SQL_ROW_COUNT, _SQL_ROWS_COPY, VectorManager, _chunks
+from graph.storage.vector_index import (
+    _SQL_PENDING,
+    _SQL_ROW_COUNT,
+    _SQL_ROWS_COPY,
+    VectorManager,
+    _chunks,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -91,23 +97,19 @@ _SQL_INDEX_COPY = (
     "INSERT INTO {target} (entity_id, embedding)"
     " SELECT entity_id, embedding FROM {source} WHERE entity_id = ANY(?)"
 )
-# Params: the ef_search value as text. For the session, not the transaction: a search needs
-# no transaction of its own (it may run inside a caller's, or a raw read snapshot's), and
-# every HNSW search sets it first, so no other search sees a stale value.
 # A claim on a pending memory, held until the claiming transaction ends. The key is the
 # entity id's negative: ids are positive, and memesh's other advisory keys
 # (core/db/schema.py's migration lock) are too.
 _SQL_CLAIM = "SELECT pg_try_advisory_xact_lock(-?::bigint)"
-# Params: generation, ids. Result: those of the ids still without a current vector (another
-# worker may have written one since they were read as pending).
-_SQL_STILL_PENDING = """
-SELECT e.id FROM graph_entity AS e
-LEFT JOIN graph_entityvector AS v ON v.generation = ? AND v.entity_id = e.id
-WHERE e.id = ANY(?) AND e.status = 'active'
-  AND (v.text_hash IS NULL OR v.text_hash != e.embedding_hash)
-"""
+# Params: generation, ids, limit. Result: those of the ids still without a current vector
+# (another worker may have written one since they were read as pending): the pending query
+# itself, narrowed to them.
+_SQL_STILL_PENDING = _SQL_PENDING.format(namespace="AND e.id = ANY(?)")
 # Pending memories read per page while looking for unclaimed ones: other workers hold theirs.
 CLAIM_PAGE_FACTOR = 4
+# Params: the ef_search value as text. For the session, not the transaction: a search needs
+# no transaction of its own (it may run inside a caller's, or a raw read snapshot's), and
+# every HNSW search sets it first, so no other search sees a stale value.
 _SQL_EF_SEARCH = "SELECT set_config('hnsw.ef_search', ?, false)"
 # Params: query literal (twice), limit. Result: entity id, cosine similarity, nearest first,
 # by the HNSW index (ORDER BY the distance operator, ascending, is what it answers).
@@ -208,7 +210,7 @@ class PostgresVectorManager(PostgresVectorChecks, VectorManager):
         if not claimed:
             return []
         with cursor() as cur:
-            cur.execute(_SQL_STILL_PENDING, [generation, claimed])
+            cur.execute(_SQL_STILL_PENDING, [generation, claimed, len(claimed)])
             still = {row[0] for row in cur.fetchall()}
         return [i for i in claimed if i in still]
 
